@@ -1,0 +1,65 @@
+#include "tests/support/test_data.hpp"
+
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+namespace headroom::test {
+
+namespace fs = std::filesystem;
+
+static fs::path data_root() {
+  if (const char* env = std::getenv("HEADROOM_DATA"); env && *env) return env;
+#ifdef HEADROOM_DEFAULT_DATA
+  return HEADROOM_DEFAULT_DATA;
+#else
+  return "../shared/traces";
+#endif
+}
+
+fs::path data_file(const std::string& relative) {
+  fs::path p = data_root() / relative;
+  if (fs::exists(p)) return p;
+  const char* ci = std::getenv("CI");
+  if (ci && std::string(ci) == "true") {
+    FAIL("data file " << p << " is missing; under CI=true $HEADROOM_DATA must hold the public traces");
+  }
+  std::cerr << "SKIPPED: data file " << p
+            << " is missing (set HEADROOM_DATA to the folder holding the public traces)\n";
+  std::exit(77);
+}
+
+fs::path temp_dir(const std::string& tag) {
+  static std::atomic<int> counter{0};
+  fs::path p = fs::temp_directory_path() /
+               ("headroom-test-" + tag + "-" + std::to_string(::getpid()) + "-" +
+                std::to_string(counter++));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+CommandResult run_headroom(const std::string& args) {
+#ifdef HEADROOM_BINARY
+  std::string cmd = std::string("'") + HEADROOM_BINARY + "' " + args + " 2>&1";
+#else
+  std::string cmd = "headroom " + args + " 2>&1";
+#endif
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  int status = ::pclose(pipe);
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return {code, out};
+}
+
+}  // namespace headroom::test

@@ -1,0 +1,23 @@
+#pragma once
+// Locating the real public traces and snapshots ($HEADROOM_DATA, default ../shared/traces).
+// They are never copied into the project. When absent, a test is skipped (exit 77, which ctest
+// reports as Skipped) for a user without them, and fails under CI=true, where they are always present.
+#include <filesystem>
+#include <string>
+
+namespace headroom::test {
+
+// Path of a file under the data folder; skips or fails the current test when it is missing.
+std::filesystem::path data_file(const std::string& relative);
+
+// A fresh empty directory under the system temp folder, unique per call.
+std::filesystem::path temp_dir(const std::string& tag);
+
+// Runs the headroom binary with the given arguments; captures stdout+stderr and the exit code.
+struct CommandResult {
+  int exit_code;
+  std::string output;
+};
+CommandResult run_headroom(const std::string& args);
+
+}  // namespace headroom::test
