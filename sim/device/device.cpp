@@ -82,6 +82,13 @@ bool Device::map_page(Address, Bytes page_size) { return take_physical(page_size
 
 void Device::unmap_page(Address, Bytes page_size) { give_back_physical(page_size); }
 
+bool Device::adopt_range(Address address, Bytes size) {
+  if (!take_physical(size)) return false;
+  Address end = round_up(address + size, spec_.granularity);
+  if (end > next_address_) next_address_ = end;  // seeded before any simulated cudaMalloc
+  return true;
+}
+
 void Device::set_per_process_memory_fraction(double fraction) {
   // torch/cuda/memory.py: "Invalid fraction value: {}. Allowed range: 0~1".
   if (!(fraction >= 0.0 && fraction <= 1.0))

@@ -48,6 +48,10 @@ class Device {
   virtual bool map_page(Address address, Bytes page_size);
   virtual void unmap_page(Address address, Bytes page_size);
 
+  // Takes over a range that was cudaMalloc'd before the simulation began (a snapshot's segment):
+  // counts its physical bytes and keeps later virtual ranges clear of it. False if it does not fit.
+  bool adopt_range(Address address, Bytes size);
+
   // torch.cuda.set_per_process_memory_fraction(f): f in [0, 1]; the caching allocator refuses to
   // grow reserved memory beyond floor(f * total). Throws InputError outside [0, 1].
   void set_per_process_memory_fraction(double fraction);

@@ -1,0 +1,60 @@
+#pragma once
+// Pooled storage for Block objects: blocks are recycled through a free list, so splitting and
+// merging in steady state never calls the system allocator (mimalloc-style size-class reuse).
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "sim/allocator/block.hpp"
+
+namespace headroom::alloc {
+
+class BlockArena {
+ public:
+  BlockArena() = default;
+  BlockArena(const BlockArena&) = delete;
+  BlockArena& operator=(const BlockArena&) = delete;
+
+  Block* make() {
+    if (!free_) grow();
+    Block* b = free_;
+    free_ = b->next;
+    b->next = nullptr;
+    b->in_use = true;
+    ++live_;
+    return b;
+  }
+  void recycle(Block* b) {
+    b->stream_uses.clear();  // keeps capacity: no allocation on reuse
+    auto uses = std::move(b->stream_uses);
+    *b = Block{};
+    b->stream_uses = std::move(uses);
+    b->next = free_;
+    free_ = b;
+    --live_;
+  }
+  std::size_t live() const { return live_; }
+  // Visits every live block (for snapshots and invariant checks; not a hot path).
+  template <class F>
+  void for_each_live(F&& f) const {
+    for (const auto& chunk : chunks_)
+      for (std::size_t i = 0; i < kChunk; ++i)
+        if (chunk[i].in_use) f(&chunk[i]);
+  }
+
+ private:
+  static constexpr std::size_t kChunk = 1024;
+  void grow() {
+    chunks_.push_back(std::make_unique<Block[]>(kChunk));
+    Block* c = chunks_.back().get();
+    for (std::size_t i = kChunk; i-- > 0;) {
+      c[i].next = free_;
+      free_ = &c[i];
+    }
+  }
+  std::vector<std::unique_ptr<Block[]>> chunks_;
+  Block* free_ = nullptr;
+  std::size_t live_ = 0;
+};
+
+}  // namespace headroom::alloc

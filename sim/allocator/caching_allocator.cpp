@@ -1,0 +1,695 @@
+#include "sim/allocator/caching_allocator.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+#include "sim/allocator/size_rules.hpp"
+
+namespace headroom::alloc {
+
+namespace {
+constexpr Bytes kOneExabyte = Bytes{1} << 60;  // requests >= 1 EB fail up front (spec §3 step 9)
+inline std::int64_t i64(Bytes b) { return static_cast<std::int64_t>(b); }
+}  // namespace
+
+CachingAllocator::CachingAllocator(device::Device& device, AllocatorConfig config)
+    : device_(device), config_(std::move(config)) {
+  stats_.max_split_size = config_.max_split_limited() ? i64(config_.max_split_size) : -1;
+  if (config_.per_process_memory_fraction) device_.set_per_process_memory_fraction(*config_.per_process_memory_fraction);
+}
+
+CachingAllocator::~CachingAllocator() {
+  // Unlink every intrusive hook before the pools go away.
+  large_blocks_.blocks.clear();
+  large_blocks_.unmapped.clear();
+  small_blocks_.blocks.clear();
+  small_blocks_.unmapped.clear();
+  for (auto& [id, pp] : graph_pools_) {
+    pp->large.blocks.clear();
+    pp->large.unmapped.clear();
+    pp->small.blocks.clear();
+    pp->small.unmapped.clear();
+  }
+}
+
+void CachingAllocator::set_config(AllocatorConfig config) {
+  config_ = std::move(config);
+  if (config_.per_process_memory_fraction) device_.set_per_process_memory_fraction(*config_.per_process_memory_fraction);
+}
+
+bool CachingAllocator::expandable_for(const BlockPool&) const {
+  // Newest PyTorch also uses expandable segments for private (graph) pools (spec §7 rows 14-15).
+  return config_.expandable_segments;
+}
+
+// ---------------------------------------------------------------------------------------------
+// malloc (spec §3)
+
+Block* CachingAllocator::malloc(Bytes requested, StreamId stream) {
+  assert(requested > 0 && "0-byte requests never reach the allocator");
+  if (captures_underway_.empty()) process_events();
+  if (requested >= kOneExabyte) [[unlikely]] {
+    OomInfo info;
+    info.device = device_.spec().index;
+    info.requested = requested;
+    info.more_than_1eb = true;
+    last_oom_ = info;
+    return nullptr;
+  }
+  AllocParams p;
+  p.requested = requested;
+  p.size = round_size(requested, config_);
+  p.stream = stream;
+  p.pool = &get_pool(p.size, stream);
+  p.alloc_size = segment_size_for(p.size, config_);
+
+  bool found = get_free_block(p);
+  if (!found) [[unlikely]] {
+    if (gc_enabled()) garbage_collect_cached_blocks();
+    found = alloc_block(p, false) ||
+            (release_available_cached_blocks(p) && alloc_block(p, false)) ||
+            (captures_underway_.empty() && release_cached_blocks() && alloc_block(p, true));
+    if (!found) {
+      report_oom(p);
+      return nullptr;
+    }
+  }
+  return alloc_found_block(p, should_split(*p.block, p.size));
+}
+
+BlockPool& CachingAllocator::get_pool(Bytes size, StreamId stream) {
+  if (!captures_underway_.empty()) [[unlikely]] {
+    for (const auto& [id, capture_stream] : captures_underway_) {
+      if (capture_stream == stream) {
+        PrivatePool& pp = *graph_pools_.at(id);
+        return size <= kSmallSize ? pp.small : pp.large;
+      }
+    }
+  }
+  return size <= kSmallSize ? small_blocks_ : large_blocks_;
+}
+
+bool CachingAllocator::get_free_block(AllocParams& p) {
+  BlockPool& pool = *p.pool;
+  if (gc_enabled()) ++pool.get_free_blocks_call_count;  // the GC's notion of block age
+  auto it = pool.blocks.lower_bound(SizeKey{p.stream, p.size, 0}, SizeKeyCompare{});
+  if (it == pool.blocks.end() || it->stream != p.stream) return false;
+
+  if (it->expandable) [[unlikely]] {
+    if (config_.expandable_segments) {
+      // A free block in front of an unmapped tail can grow: rank it by what it can expand to.
+      auto expandable_size = [](const Block& b) {
+        return b.size + (b.next && !b.next->mapped ? b.next->size : 0);
+      };
+      auto next = std::next(it);
+      while (it->expandable && next != pool.blocks.end() && next->stream == p.stream &&
+             expandable_size(*next) < expandable_size(*it)) {
+        it = next++;
+      }
+    } else {
+      // Expandable segments were turned off after some were made: use ordinary blocks only.
+      do {
+        ++it;
+      } while (it != pool.blocks.end() && it->expandable && it->stream == p.stream);
+      if (it == pool.blocks.end() || it->stream != p.stream) return false;
+    }
+  }
+  // Oversize blocks (>= max_split_size) serve only requests that are themselves oversize, and then
+  // only within the max_non_split_rounding slack (the "20 MiB rule").
+  if (p.size < config_.max_split_size && it->size >= config_.max_split_size) return false;
+  if (p.size >= config_.max_split_size && it->size >= p.size + config_.max_non_split_rounding_size) return false;
+  p.block = &*it;
+  pool.blocks.erase(it);
+  return true;
+}
+
+bool CachingAllocator::alloc_block(AllocParams& p, bool is_retry) {
+  Bytes size = p.alloc_size;
+  if (is_retry) stats_.num_alloc_retries += 1;
+  if (device_.has_memory_fraction() && total_allocated_memory_ + size > device_.allowed_maximum()) return false;
+  if (expandable_for(*p.pool)) {
+    p.block = try_allocate_expandable_block(p);
+    if (p.block && p.pool->owner_private_pool) p.pool->owner_private_pool->cuda_malloc_count++;
+    return p.block != nullptr;
+  }
+  std::optional<Address> ptr = device_.cuda_malloc(size);
+  if (!ptr) return false;
+  if (p.pool->owner_private_pool) p.pool->owner_private_pool->cuda_malloc_count++;
+  total_allocated_memory_ += size;
+  Block* b = arena_.make();
+  b->ptr = *ptr;
+  b->size = size;
+  b->stream = p.stream;
+  b->pool = p.pool;
+  p.block = b;
+  AllocatorStats::both(stats_.segment, p.pool->is_small, [](Stat& s) { s.increase(1); });
+  AllocatorStats::both(stats_.reserved_bytes, p.pool->is_small, [&](Stat& s) { s.increase(i64(size)); });
+  if (size >= config_.max_split_size) stats_.oversize_segments.increase(1);
+  stats_.num_device_alloc++;
+  trace(TraceAction::SegmentAlloc, b->ptr, size, p.stream);
+  return true;
+}
+
+// Step 7: with max_split_size set, free cached oversize blocks (smallest sufficient one, else the
+// largest ones downwards) before trying the driver again. Freed blocks stay freed even on failure.
+bool CachingAllocator::release_available_cached_blocks(const AllocParams& p) {
+  if (!config_.max_split_limited()) return false;
+  BlockPool& pool = *p.pool;
+  Bytes key_size = std::max(p.size, config_.max_split_size);
+  auto it = pool.blocks.lower_bound(SizeKey{p.stream, key_size, 0}, SizeKeyCompare{});
+  if (it == pool.blocks.end() || it->stream != p.stream || it->expandable) {
+    if (it == pool.blocks.begin()) return false;
+    Bytes released = 0;
+    --it;  // now on the largest block of a smaller key (maybe another stream)
+    while (released < key_size && it->size >= config_.max_split_size && it->stream == p.stream) {
+      auto cur = it;
+      bool is_first = cur == pool.blocks.begin();
+      if (!is_first) --it;
+      if (!cur->expandable && !cur->is_split()) {
+        released += cur->size;
+        release_block(&*cur);
+      }
+      if (is_first) break;
+    }
+    return released >= key_size;
+  }
+  if (it->is_split()) return false;  // only whole segments can be cudaFree'd
+  release_block(&*it);
+  return true;
+}
+
+// Step 8 and empty_cache(): sync events, then cudaFree every whole free segment and unmap every
+// free page of expandable segments; then the same for freeable private pools.
+bool CachingAllocator::release_cached_blocks() {
+  synchronize_and_free_events();
+  release_blocks(large_blocks_);
+  release_blocks(small_blocks_);
+  for (auto it = graph_pools_freeable_.begin(); it != graph_pools_freeable_.end();) {
+    PrivatePool& pp = *graph_pools_.at(*it);
+    release_blocks(pp.small);
+    release_blocks(pp.large);
+    if (pp.cuda_malloc_count == 0) {
+      graph_pools_.erase(*it);
+      it = graph_pools_freeable_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return true;
+}
+
+void CachingAllocator::release_blocks(BlockPool& pool) {
+  std::vector<Block*> to_unmap;
+  for (auto it = pool.blocks.begin(); it != pool.blocks.end();) {
+    Block* b = &*it;
+    ++it;
+    if (b->expandable) {
+      to_unmap.push_back(b);  // unmapping mutates the set: collect first
+    } else if (!b->prev && !b->next) {
+      release_block(b);
+    }
+  }
+  for (Block* b : to_unmap) {
+    unmap_block(b);
+    if (!b->prev && !b->next) release_expandable_segment(b);
+  }
+}
+
+void CachingAllocator::release_block(Block* block) {
+  assert(!block->expandable);
+  stats_.num_device_free++;
+  trace(TraceAction::SegmentFree, block->ptr, block->size, block->stream);
+  device_.cuda_free(block->ptr, block->size);
+  total_allocated_memory_ -= block->size;
+  BlockPool& pool = *block->pool;
+  if (pool.owner_private_pool) pool.owner_private_pool->cuda_malloc_count--;
+  AllocatorStats::both(stats_.segment, pool.is_small, [](Stat& s) { s.decrease(1); });
+  AllocatorStats::both(stats_.reserved_bytes, pool.is_small, [&](Stat& s) { s.decrease(i64(block->size)); });
+  if (block->size >= config_.max_split_size) stats_.oversize_segments.decrease(1);
+  pool.blocks.erase(pool.blocks.iterator_to(*block));
+  arena_.recycle(block);
+}
+
+// Step 4: with a memory fraction and a GC threshold, free old unsplit cached blocks of the default
+// large pool until reserved memory is back under threshold x allowed.
+void CachingAllocator::garbage_collect_cached_blocks() {
+  Bytes gc_threshold =
+      static_cast<Bytes>(config_.garbage_collection_threshold * static_cast<double>(device_.allowed_maximum()));
+  if (total_allocated_memory_ <= gc_threshold) return;
+  Bytes target = total_allocated_memory_ - gc_threshold;
+  Bytes reclaimed = 0;
+  auto age = [&](const Block& b) { return large_blocks_.get_free_blocks_call_count - b.gc_count_base; };
+  std::int64_t total_age = 0;
+  std::int64_t freeable = 0;
+  for (const Block& b : large_blocks_.blocks) {
+    if (!b.is_split()) {
+      total_age += age(b);
+      ++freeable;
+    }
+  }
+  if (freeable == 0) return;
+  bool freed = true;
+  while (reclaimed < target && freed && freeable > 0) {
+    double threshold = static_cast<double>(total_age) / static_cast<double>(freeable);
+    freed = false;
+    for (auto it = large_blocks_.blocks.begin(); it != large_blocks_.blocks.end();) {
+      Block* b = &*it;
+      ++it;
+      if (!b->is_split() && !b->expandable && static_cast<double>(age(*b)) >= threshold) {
+        freed = true;
+        reclaimed += b->size;
+        total_age -= age(*b);
+        --freeable;
+        release_block(b);
+      }
+    }
+  }
+}
+
+bool CachingAllocator::should_split(const Block& block, Bytes size) const {
+  Bytes remaining = block.size - size;
+  if (block.pool->is_small || config_.expandable_segments) return remaining >= kMinBlockSize;
+  return size < config_.max_split_size && remaining > kSmallSize;
+}
+
+Block* CachingAllocator::alloc_found_block(AllocParams& p, bool split_remainder) {
+  Block* block = p.block;
+  BlockPool& pool = *p.pool;
+  const bool small = pool.is_small;
+  const bool already_split = block->is_split();
+  if (split_remainder) {
+    // The allocation takes the low addresses; the remainder goes back to the free set.
+    Block* remaining = block;
+    block = arena_.make();
+    block->ptr = remaining->ptr;
+    block->size = p.size;
+    block->stream = p.stream;
+    block->pool = &pool;
+    block->expandable = remaining->expandable;
+    block->prev = remaining->prev;
+    if (block->prev) block->prev->next = block;
+    block->next = remaining;
+    remaining->prev = block;
+    remaining->ptr += p.size;
+    remaining->size -= p.size;
+    pool.insert(*remaining);
+    if (!block->expandable) {
+      if (already_split) {
+        // An already-split inactive block shrinks by size bytes.
+        AllocatorStats::both(stats_.inactive_split_bytes, small, [&](Stat& s) { s.decrease(i64(block->size)); });
+      } else {
+        AllocatorStats::both(stats_.inactive_split_bytes, small, [&](Stat& s) { s.increase(i64(remaining->size)); });
+        AllocatorStats::both(stats_.inactive_split, small, [](Stat& s) { s.increase(1); });
+      }
+    }
+  } else if (already_split && !block->expandable) {
+    AllocatorStats::both(stats_.inactive_split_bytes, small, [&](Stat& s) { s.decrease(i64(block->size)); });
+    AllocatorStats::both(stats_.inactive_split, small, [](Stat& s) { s.decrease(1); });
+  }
+  block->allocated = true;
+  block->requested_size = p.requested;
+  if (recording_) [[unlikely]]
+    trace(TraceAction::Alloc, block->ptr, p.requested, block->stream);
+  const std::int64_t bsize = i64(block->size);
+  AllocatorStats::both(stats_.allocation, small, [](Stat& s) { s.increase(1); });
+  AllocatorStats::both(stats_.allocated_bytes, small, [&](Stat& s) { s.increase(bsize); });
+  AllocatorStats::both(stats_.active, small, [](Stat& s) { s.increase(1); });
+  AllocatorStats::both(stats_.active_bytes, small, [&](Stat& s) { s.increase(bsize); });
+  AllocatorStats::both(stats_.requested_bytes, small, [&](Stat& s) { s.increase(i64(p.requested)); });
+  if (block->size >= config_.max_split_size) stats_.oversize_allocations.increase(1);
+  return block;
+}
+
+void CachingAllocator::report_oom(const AllocParams& p) {
+  OomInfo info;
+  info.device = device_.spec().index;
+  info.stream = p.stream;
+  info.requested = p.requested;
+  info.rounded = p.size;
+  info.alloc_size = p.alloc_size;
+  info.total = device_.total();
+  info.free = device_.free_bytes();
+  if (device_.has_memory_fraction()) info.allowed = device_.allowed_maximum();
+  info.allocated = allocated_bytes();
+  info.reserved = reserved_bytes();
+  for (const auto& [id, pp] : graph_pools_) {
+    for (const Block& b : pp->large.blocks) info.private_pool_free += b.size;
+    for (const Block& b : pp->small.blocks) info.private_pool_free += b.size;
+  }
+  info.process_in_use = device_.used_bytes() + device_.spec().context_bytes;
+  trace(TraceAction::Oom, 0, p.size, p.stream, info.free);
+  stats_.num_ooms += 1;
+  last_oom_ = info;
+}
+
+// ---------------------------------------------------------------------------------------------
+// free
+
+// The free_requested half of a free: allocated bytes drop at once; the block stays active.
+void CachingAllocator::release_allocation(Block* block) {
+  block->allocated = false;
+  const bool small = block->pool->is_small;
+  AllocatorStats::both(stats_.allocation, small, [](Stat& s) { s.decrease(1); });
+  AllocatorStats::both(stats_.allocated_bytes, small, [&](Stat& s) { s.decrease(i64(block->size)); });
+  if (recording_) [[unlikely]]
+    trace(TraceAction::FreeRequested, block->ptr, block->requested_size, block->stream);
+  if (block->size >= config_.max_split_size) stats_.oversize_allocations.decrease(1);
+}
+
+void CachingAllocator::free(Block* block) {
+  release_allocation(block);
+  if (!block->stream_uses.empty()) [[unlikely]] {
+    if (!captures_underway_.empty()) {
+      // Events recorded during capture cannot be queried: defer until no capture is underway.
+      needs_events_deferred_until_no_capture_.push_back(block);
+    } else {
+      insert_events(block);
+    }
+  } else {
+    free_block(block);
+  }
+}
+
+void CachingAllocator::free_requested(Block* block) {
+  // As free(), but the block waits for an event that only free_completed() ends.
+  release_allocation(block);
+  block->event_count += 1;
+  pending_events_.push_back(block);  // a synchronize (empty_cache, OOM retry) completes it too
+}
+
+void CachingAllocator::free_completed(Block* block) {
+  auto it = std::find(pending_events_.begin(), pending_events_.end(), block);
+  if (it == pending_events_.end()) return;  // already completed by a synchronize
+  pending_events_.erase(it);
+  if (--block->event_count == 0 && block->stream_uses.empty()) free_block(block);
+}
+
+void CachingAllocator::record_stream(Block* block, StreamId stream) {
+  if (stream == block->stream) return;  // uses on the allocating stream need no event
+  if (std::find(block->stream_uses.begin(), block->stream_uses.end(), stream) == block->stream_uses.end())
+    block->stream_uses.push_back(stream);
+}
+
+void CachingAllocator::insert_events(Block* block) {
+  // One event per stream that used the block; the block stays active until all complete.
+  for (std::size_t i = 0; i < block->stream_uses.size(); ++i) {
+    block->event_count++;
+    pending_events_.push_back(block);
+  }
+  block->stream_uses.clear();
+}
+
+void CachingAllocator::process_events() {
+  // Blocks freed during a capture get their events now that no capture is underway. Events
+  // themselves complete only at synchronize() (the simulator has no kernels to wait for).
+  if (!needs_events_deferred_until_no_capture_.empty()) [[unlikely]] {
+    for (Block* b : needs_events_deferred_until_no_capture_) insert_events(b);
+    needs_events_deferred_until_no_capture_.clear();
+  }
+}
+
+void CachingAllocator::synchronize_and_free_events() {
+  stats_.num_sync_all_streams += 1;
+  synchronize();
+}
+
+void CachingAllocator::synchronize() {
+  process_events();
+  std::vector<Block*> events;
+  events.swap(pending_events_);
+  for (Block* b : events) {
+    if (--b->event_count == 0) free_block(b);
+  }
+}
+
+void CachingAllocator::free_block(Block* block) {
+  assert(!block->allocated && block->event_count == 0 && block->stream_uses.empty());
+  if (recording_) [[unlikely]]
+    trace(TraceAction::FreeCompleted, block->ptr, block->requested_size, block->stream);
+  const Bytes original_size = block->size;
+  const Bytes requested = block->requested_size;
+  BlockPool& pool = *block->pool;
+  std::int64_t net_inactive_blocks = 0;
+  std::int64_t net_inactive_bytes = 0;
+  for (Block* candidate : {block->prev, block->next}) {
+    Bytes subsumed = try_merge_blocks(block, candidate, pool);
+    if (subsumed > 0) {
+      net_inactive_blocks -= 1;
+      net_inactive_bytes -= i64(subsumed);
+    }
+  }
+  pool.insert(*block);
+  if (block->is_split()) {
+    net_inactive_blocks += 1;
+    net_inactive_bytes += i64(block->size);
+  }
+  const bool small = pool.is_small;
+  // inactive_split excludes expandable segments: their free pages can always be returned.
+  if (!block->expandable) {
+    AllocatorStats::both(stats_.inactive_split, small, [&](Stat& s) {
+      if (net_inactive_blocks > 0) s.increase(net_inactive_blocks);
+      else if (net_inactive_blocks < 0) s.decrease(-net_inactive_blocks);
+    });
+    AllocatorStats::both(stats_.inactive_split_bytes, small, [&](Stat& s) {
+      if (net_inactive_bytes > 0) s.increase(net_inactive_bytes);
+      else if (net_inactive_bytes < 0) s.decrease(-net_inactive_bytes);
+    });
+  }
+  AllocatorStats::both(stats_.active, small, [](Stat& s) { s.decrease(1); });
+  AllocatorStats::both(stats_.active_bytes, small, [&](Stat& s) { s.decrease(i64(original_size)); });
+  AllocatorStats::both(stats_.requested_bytes, small, [&](Stat& s) { s.decrease(i64(requested)); });
+}
+
+Bytes CachingAllocator::try_merge_blocks(Block* dst, Block* src, BlockPool& pool) {
+  if (!src || src->allocated || src->event_count > 0 || !src->stream_uses.empty() || dst->mapped != src->mapped)
+    return 0;
+  if (dst->prev == src) {  // [src dst]
+    dst->ptr = src->ptr;
+    dst->prev = src->prev;
+    if (dst->prev) dst->prev->next = dst;
+  } else {  // [dst src]
+    dst->next = src->next;
+    if (dst->next) dst->next->prev = dst;
+  }
+  const Bytes subsumed = src->size;
+  dst->size += subsumed;
+  if (src->mapped) pool.blocks.erase(pool.blocks.iterator_to(*src));
+  else pool.unmapped.erase(pool.unmapped.iterator_to(*src));
+  arena_.recycle(src);
+  return subsumed;
+}
+
+// ---------------------------------------------------------------------------------------------
+// empty_cache, private pools
+
+void CachingAllocator::empty_cache() {
+  if (!captures_underway_.empty()) return;  // no releases while a capture is underway
+  release_cached_blocks();
+}
+
+void CachingAllocator::begin_allocate_to_pool(PoolId pool, StreamId stream) {
+  auto it = graph_pools_.find(pool);
+  if (it == graph_pools_.end()) {
+    graph_pools_.emplace(pool, std::make_unique<PrivatePool>(pool));
+  } else {
+    // Sharing an existing pool (graph_pool_handle() reused by several captures).
+    it->second->use_count++;
+    graph_pools_freeable_.erase(pool);
+  }
+  captures_underway_.emplace_back(pool, stream);
+}
+
+void CachingAllocator::end_allocate_to_pool(PoolId pool) {
+  auto it = std::find_if(captures_underway_.begin(), captures_underway_.end(),
+                         [&](const auto& c) { return c.first == pool; });
+  if (it != captures_underway_.end()) captures_underway_.erase(it);
+}
+
+void CachingAllocator::release_pool(PoolId pool) {
+  auto it = graph_pools_.find(pool);
+  if (it == graph_pools_.end()) return;
+  if (--it->second->use_count == 0) graph_pools_freeable_.insert(pool);
+}
+
+Bytes CachingAllocator::private_pool_reserved_bytes() const {
+  Bytes total = 0;
+  for (const Block* b : all_blocks())
+    if (b->pool->owner_private_pool && b->mapped) total += b->size;
+  return total;
+}
+
+// ---------------------------------------------------------------------------------------------
+// expandable segments (spec §4)
+
+Block* CachingAllocator::try_allocate_expandable_block(AllocParams& p) {
+  Block* candidate = find_expandable_block(p.stream, *p.pool, p.size);
+  // candidate: unmapped -> null | unmapped -> free -> ... | free -> unmapped -> ...
+  if (!candidate->mapped && !map_block(candidate, std::min(candidate->size, p.size))) return nullptr;
+  while (candidate->size < p.size) {
+    Bytes remaining = p.size - candidate->size;
+    Block* next = candidate->next;
+    if (!map_block(next, std::min(remaining, next->size))) return nullptr;
+    candidate = next;  // map_block merged it with the free block before it
+  }
+  p.pool->blocks.erase(p.pool->blocks.iterator_to(*candidate));
+  return candidate;
+}
+
+Block* CachingAllocator::find_expandable_block(StreamId stream, BlockPool& pool, Bytes size) {
+  auto allocatable = [](const Block* b) {
+    return b && !b->allocated && b->event_count == 0 && b->stream_uses.empty();
+  };
+  auto has_room = [&](const Block* b) {
+    Bytes bytes = 0;
+    while (bytes < size && allocatable(b)) {
+      bytes += b->size;
+      b = b->next;
+    }
+    return bytes >= size;
+  };
+  for (auto it = pool.unmapped.lower_bound(AddressKey{stream, 0}, AddressKeyCompare{});
+       it != pool.unmapped.end() && it->stream == stream; ++it) {
+    Block* c = &*it;
+    if (allocatable(c->prev)) c = c->prev;  // a free block right before the unmapped range helps
+    if (has_room(c)) return c;
+  }
+  Bytes page = pool.is_small ? kSmallBuffer : config_.large_segment_size;
+  expandable_segments_.push_back(std::make_unique<ExpandableSegment>(device_, stream, page));
+  ExpandableSegment* es = expandable_segments_.back().get();
+  Block* candidate = arena_.make();
+  candidate->ptr = es->ptr();
+  candidate->size = es->size();
+  candidate->stream = stream;
+  candidate->pool = &pool;
+  candidate->mapped = false;
+  candidate->expandable = es;
+  pool.unmapped.insert(*candidate);
+  return candidate;
+}
+
+bool CachingAllocator::map_block(Block* to_map, Bytes size) {
+  SegmentRange mapped = to_map->expandable->map({to_map->ptr, size});
+  if (mapped.size == 0) return false;
+  BlockPool& pool = *to_map->pool;
+  pool.unmapped.erase(pool.unmapped.iterator_to(*to_map));
+  to_map->mapped = true;
+  if (mapped.size < to_map->size) {
+    // to_map -> remaining (still unmapped) -> to_map->next
+    Block* remaining = arena_.make();
+    remaining->ptr = to_map->ptr + mapped.size;
+    remaining->size = to_map->size - mapped.size;
+    remaining->stream = to_map->stream;
+    remaining->pool = &pool;
+    remaining->mapped = false;
+    remaining->expandable = to_map->expandable;
+    remaining->prev = to_map;
+    remaining->next = to_map->next;
+    if (remaining->next) remaining->next->prev = remaining;
+    to_map->next = remaining;
+    pool.unmapped.insert(*remaining);
+    to_map->size = mapped.size;
+  }
+  try_merge_blocks(to_map, to_map->prev, pool);
+  try_merge_blocks(to_map, to_map->next, pool);
+  pool.insert(*to_map);
+  total_allocated_memory_ += mapped.size;
+  AllocatorStats::both(stats_.reserved_bytes, pool.is_small, [&](Stat& s) { s.increase(i64(mapped.size)); });
+  stats_.num_device_alloc++;
+  trace(TraceAction::SegmentMap, mapped.ptr, mapped.size, to_map->stream);
+  return true;
+}
+
+void CachingAllocator::unmap_block(Block* block) {
+  SegmentRange unmapped = block->expandable->unmap({block->ptr, block->size});
+  if (unmapped.size == 0) return;
+  BlockPool& pool = *block->pool;
+  pool.blocks.erase(pool.blocks.iterator_to(*block));
+  Bytes before = unmapped.ptr - block->ptr;
+  if (before > 0) {
+    // prev? -> before_free -> block
+    Block* b = arena_.make();
+    b->ptr = block->ptr;
+    b->size = before;
+    b->stream = block->stream;
+    b->pool = &pool;
+    b->expandable = block->expandable;
+    b->prev = block->prev;
+    if (b->prev) b->prev->next = b;
+    b->next = block;
+    block->prev = b;
+    pool.insert(*b);
+  }
+  Bytes after = block->size - (before + unmapped.size);
+  if (after > 0) {
+    // block -> after_free -> next?
+    Block* a = arena_.make();
+    a->ptr = unmapped.ptr + unmapped.size;
+    a->size = after;
+    a->stream = block->stream;
+    a->pool = &pool;
+    a->expandable = block->expandable;
+    a->next = block->next;
+    if (a->next) a->next->prev = a;
+    a->prev = block;
+    block->next = a;
+    pool.insert(*a);
+  }
+  block->ptr = unmapped.ptr;
+  block->size = unmapped.size;
+  block->mapped = false;
+  try_merge_blocks(block, block->prev, pool);
+  try_merge_blocks(block, block->next, pool);
+  pool.unmapped.insert(*block);
+  total_allocated_memory_ -= unmapped.size;
+  AllocatorStats::both(stats_.reserved_bytes, pool.is_small, [&](Stat& s) { s.decrease(i64(unmapped.size)); });
+  stats_.num_device_free++;
+  trace(TraceAction::SegmentUnmap, unmapped.ptr, unmapped.size, block->stream);
+}
+
+void CachingAllocator::release_expandable_segment(Block* block) {
+  ExpandableSegment* es = block->expandable;
+  BlockPool& pool = *block->pool;
+  if (pool.owner_private_pool) pool.owner_private_pool->cuda_malloc_count--;
+  pool.unmapped.erase(pool.unmapped.iterator_to(*block));
+  arena_.recycle(block);
+  auto it = std::find_if(expandable_segments_.begin(), expandable_segments_.end(),
+                         [&](const auto& p) { return p.get() == es; });
+  expandable_segments_.erase(it);
+}
+
+// ---------------------------------------------------------------------------------------------
+// history
+
+void CachingAllocator::record_history(bool enabled, std::size_t max_entries) {
+  recording_ = enabled;
+  max_entries_ = max_entries;
+  ring_.clear();
+  ring_next_ = 0;
+}
+
+void CachingAllocator::trace(TraceAction action, Address addr, Bytes size, StreamId stream,
+                             std::optional<Bytes> device_free) {
+  if (!recording_ || max_entries_ == 0) return;
+  TraceEvent e;
+  e.action = action;
+  e.addr = addr;
+  e.size = size;
+  e.stream = stream;
+  e.time_us = clock_us_;
+  e.device_free = device_free;
+  if (ring_.size() < max_entries_) {
+    ring_.push_back(e);
+  } else {
+    ring_[ring_next_] = e;
+    ring_next_ = (ring_next_ + 1) % max_entries_;
+  }
+}
+
+std::vector<TraceEvent> CachingAllocator::history() const {
+  std::vector<TraceEvent> out;
+  out.reserve(ring_.size());
+  for (std::size_t i = 0; i < ring_.size(); ++i) out.push_back(ring_[(ring_next_ + i) % ring_.size()]);
+  return out;
+}
+
+}  // namespace headroom::alloc

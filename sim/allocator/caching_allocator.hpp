@@ -1,0 +1,169 @@
+#pragma once
+// The PyTorch CUDA caching allocator (native backend, c10/cuda/CUDACachingAllocator.cpp) for one
+// device, to the byte and to the address: ../shared/docs/caching-allocator-spec.md is the reference
+// and each rule below is a small named function as in PyTorch. Single-threaded; the hot path
+// (malloc/free served from the cache) does not allocate.
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "sim/allocator/alloc_config.hpp"
+#include "sim/allocator/block.hpp"
+#include "sim/allocator/block_arena.hpp"
+#include "sim/allocator/block_pool.hpp"
+#include "sim/allocator/expandable_segment.hpp"
+#include "sim/allocator/oom.hpp"
+#include "sim/allocator/snapshot.hpp"
+#include "sim/allocator/stats.hpp"
+#include "sim/device/device.hpp"
+
+namespace headroom::alloc {
+
+// Fragmentation figures at one instant.
+struct Fragmentation {
+  Bytes reserved = 0;
+  Bytes allocated = 0;
+  Bytes reserved_unallocated = 0;   // reserved - allocated
+  Bytes largest_free_block = 0;     // largest cached free (mapped) block, any pool
+  std::int64_t free_blocks = 0;     // cached free (mapped) blocks, all pools
+};
+
+// A block of a segment that existed before a replayed history began (replay start state).
+struct SeedBlock {
+  Address ptr = 0;
+  Bytes size = 0;
+  Bytes requested_size = 0;
+  bool allocated = false;
+  bool pending_free = false;  // active_pending_free: freed but its events have not completed
+};
+
+class CachingAllocator {
+ public:
+  explicit CachingAllocator(device::Device& device, AllocatorConfig config = {});
+  ~CachingAllocator();
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+  // --- the caller's API (torch.cuda.caching_allocator_alloc / delete and friends) ---
+  // Returns the block, or nullptr when PyTorch would raise OutOfMemoryError (see last_oom()).
+  // `size` must be > 0: PyTorch returns nullptr for 0 bytes without touching the allocator.
+  Block* malloc(Bytes size, StreamId stream = 0);
+  void free(Block* block);
+  void record_stream(Block* block, StreamId stream);  // Tensor.record_stream
+  void synchronize();   // all outstanding stream events complete (cudaDeviceSynchronize)
+  void empty_cache();   // torch.cuda.empty_cache()
+  // _set_allocator_settings: re-parses options; existing segments keep their kind.
+  void set_config(AllocatorConfig config);
+  const AllocatorConfig& config() const { return config_; }
+
+  // Two-phase free as a recorded history shows it: free_requested now, free_completed later.
+  void free_requested(Block* block);   // allocated -> active_pending_free
+  void free_completed(Block* block);   // active_pending_free -> inactive (coalesces)
+
+  // --- CUDA graph private pools (beginAllocateToPool / endAllocateToPool / releasePool) ---
+  void begin_allocate_to_pool(PoolId pool, StreamId stream);
+  void end_allocate_to_pool(PoolId pool);
+  void release_pool(PoolId pool);
+  bool capture_underway() const { return !captures_underway_.empty(); }
+
+  // --- observation ---
+  const AllocatorStats& stats() const { return stats_; }
+  void reset_peak_stats() { stats_.reset_peak(); }
+  void reset_accumulated_stats() { stats_.reset_accumulated(); }
+  Bytes allocated_bytes() const { return static_cast<Bytes>(stats_.allocated_bytes[kAll].current); }
+  Bytes reserved_bytes() const { return static_cast<Bytes>(stats_.reserved_bytes[kAll].current); }
+  Bytes private_pool_reserved_bytes() const;
+  const std::optional<OomInfo>& last_oom() const { return last_oom_; }
+  Fragmentation fragmentation() const;
+  device::Device& device() { return device_; }
+  const device::Device& device() const { return device_; }
+
+  // History recording (torch.cuda.memory._record_memory_history): a ring of at most max_entries.
+  void record_history(bool enabled, std::size_t max_entries = std::numeric_limits<std::size_t>::max());
+  void set_clock_us(std::int64_t t) { clock_us_ = t; }
+  std::vector<TraceEvent> history() const;
+  // torch.cuda.memory._snapshot(): segments (address-sorted) + trace + settings.
+  Snapshot snapshot() const;
+
+  // Throws std::logic_error naming the first broken invariant: blocks tile each segment exactly,
+  // no overlap, free sets hold exactly the free blocks, every statistic equals its recomputation.
+  void check_invariants() const;
+
+  // Replay start state: adopts a segment that was cudaMalloc'd before the history began.
+  // Returns the created blocks in address order. Stats count it as current state.
+  std::vector<Block*> seed_segment(Address address, StreamId stream, bool small_pool,
+                                   const std::vector<SeedBlock>& blocks);
+
+ private:
+  struct AllocParams {
+    Bytes requested = 0;
+    Bytes size = 0;        // rounded
+    Bytes alloc_size = 0;  // segment size if a new one is needed
+    StreamId stream = 0;
+    BlockPool* pool = nullptr;
+    Block* block = nullptr;
+  };
+
+  // malloc path (spec §3), each step as in PyTorch.
+  BlockPool& get_pool(Bytes size, StreamId stream);
+  bool get_free_block(AllocParams& p);
+  bool alloc_block(AllocParams& p, bool is_retry);
+  bool release_available_cached_blocks(const AllocParams& p);
+  bool release_cached_blocks();
+  void garbage_collect_cached_blocks();
+  bool should_split(const Block& block, Bytes size) const;
+  Block* alloc_found_block(AllocParams& p, bool split_remainder);
+  void report_oom(const AllocParams& p);
+
+  // free path
+  void release_allocation(Block* block);
+  void free_block(Block* block);
+  Bytes try_merge_blocks(Block* dst, Block* src, BlockPool& pool);
+  void insert_events(Block* block);
+  void process_events();
+  void synchronize_and_free_events();
+
+  // segments
+  void release_block(Block* block);
+  void release_blocks(BlockPool& pool);
+  Block* try_allocate_expandable_block(AllocParams& p);
+  Block* find_expandable_block(StreamId stream, BlockPool& pool, Bytes size);
+  bool map_block(Block* to_map, Bytes size);
+  void unmap_block(Block* block);
+  void release_expandable_segment(Block* block);
+
+  bool gc_enabled() const { return device_.has_memory_fraction() && config_.garbage_collection_threshold > 0.0; }
+  bool expandable_for(const BlockPool& pool) const;
+  void trace(TraceAction action, Address addr, Bytes size, StreamId stream,
+             std::optional<Bytes> device_free = std::nullopt);
+  std::vector<const Block*> all_blocks() const;
+  template <class F>
+  void for_each_pool(F&& f) const;
+
+  device::Device& device_;
+  AllocatorConfig config_;
+  AllocatorStats stats_;
+  BlockArena arena_;
+  BlockPool large_blocks_{false};
+  BlockPool small_blocks_{true};
+  std::map<PoolId, std::unique_ptr<PrivatePool>> graph_pools_;
+  std::set<PoolId> graph_pools_freeable_;
+  std::vector<std::pair<PoolId, StreamId>> captures_underway_;
+  std::vector<std::unique_ptr<ExpandableSegment>> expandable_segments_;
+  std::vector<Block*> pending_events_;                    // one entry per outstanding event
+  std::vector<Block*> needs_events_deferred_until_no_capture_;
+  Bytes total_allocated_memory_ = 0;  // all reserved bytes (cudaMalloc + mapped pages), every pool
+  std::optional<OomInfo> last_oom_;
+
+  bool recording_ = false;
+  std::size_t max_entries_ = 0;
+  std::vector<TraceEvent> ring_;
+  std::size_t ring_next_ = 0;  // where the next entry goes once the ring is full
+  std::int64_t clock_us_ = 0;
+};
+
+}  // namespace headroom::alloc

@@ -1,0 +1,435 @@
+#include "sim/allocator/replay.hpp"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "sim/allocator/size_rules.hpp"
+#include "sim/core/error.hpp"
+
+namespace headroom::alloc {
+
+namespace {
+
+constexpr Bytes kUnlimitedCapacity = Bytes{1} << 50;  // 1 PiB: "no capacity limit" for replays
+
+bool is_segment_action(TraceAction a) {
+  return a == TraceAction::SegmentAlloc || a == TraceAction::SegmentFree || a == TraceAction::SegmentMap ||
+         a == TraceAction::SegmentUnmap;
+}
+
+}  // namespace
+
+AllocatorConfig recorded_config(const AllocatorSettingsRecord& s) {
+  AllocatorConfig c;
+  if (!s.present) return c;
+  c.text = s.alloc_conf;
+  if (s.max_split_size > 0) c.max_split_size = static_cast<Bytes>(s.max_split_size);
+  c.garbage_collection_threshold = s.garbage_collection_threshold;
+  c.expandable_segments = s.expandable_segments;
+  for (const auto& [key, value] : s.roundup_power2_divisions) {
+    Bytes mib = std::stoull(key);
+    std::size_t index = 0;
+    while ((Bytes{1} << (index + 1)) <= mib) ++index;
+    if (index < c.roundup_power2_divisions.size()) c.roundup_power2_divisions[index] = static_cast<std::size_t>(value);
+  }
+  return c;
+}
+
+namespace {
+
+// The device as the recording saw it: cudaMalloc succeeds exactly where the recording shows a
+// segment_alloc, at the recorded address; a cudaMalloc the recording lacks fails when the recording
+// shows a release first, and otherwise gets a fresh simulated address (counted as model-only).
+class RecordedDevice : public device::Device {
+ public:
+  RecordedDevice(std::vector<TraceEvent>& queue, std::size_t& head, ReplayReport& report)
+      : Device(device::DeviceSpec{.name = "recorded", .total = kUnlimitedCapacity}),
+        queue_(queue), head_(head), report_(report) {}
+
+  bool oom_expected = false;  // replaying an `oom` entry: a cudaMalloc with nothing recorded fails
+
+  std::optional<Address> cuda_malloc(Bytes size) override {
+    if (head_ < queue_.size()) {
+      const TraceEvent& e = queue_[head_];
+      if (e.action == TraceAction::SegmentAlloc) {
+        ++head_;
+        if (e.size == size) {
+          ++report_.segment_matches;
+        } else {
+          ++report_.model_only_segment_events;
+        }
+        (void)take_physical(size);
+        return e.addr;
+      }
+      if (e.action == TraceAction::SegmentFree) return std::nullopt;  // reality released first
+    }
+    if (oom_expected) return std::nullopt;
+    ++report_.model_only_segment_events;
+    return Device::cuda_malloc(size);
+  }
+
+  void cuda_free(Address address, Bytes size) override {
+    if (head_ < queue_.size() && queue_[head_].action == TraceAction::SegmentFree && queue_[head_].addr == address) {
+      ++head_;
+      ++report_.segment_matches;
+    } else {
+      ++report_.model_only_segment_events;
+    }
+    give_back_physical(size);
+  }
+
+ private:
+  std::vector<TraceEvent>& queue_;
+  std::size_t& head_;
+  ReplayReport& report_;
+};
+
+struct StartBlock {
+  Address addr = 0;
+  std::optional<Bytes> exact_size;
+  Bytes requested = 0;
+  StreamId stream = 0;
+  bool pending = false;
+};
+
+struct StartSegment {
+  Address addr = 0;
+  Bytes size = 0;
+  StreamId stream = 0;
+  bool small = false;
+  std::vector<SeedBlock> blocks;
+};
+
+// Rebuilds the allocator state at the first trace entry (see replay.hpp).
+std::vector<StartSegment> rebuild_start_state(const std::vector<SnapshotSegment>& final_segments,
+                                              const std::vector<TraceEvent>& trace, const AllocatorConfig& cfg,
+                                              std::vector<StartBlock>& live_out) {
+  std::map<Address, TraceAction> first_block_event;
+  std::map<Address, const TraceEvent*> first_segment_event;
+  for (const TraceEvent& e : trace) {
+    if (e.action == TraceAction::Alloc || e.action == TraceAction::FreeRequested ||
+        e.action == TraceAction::FreeCompleted) {
+      first_block_event.emplace(e.addr, e.action);
+    } else if (e.action == TraceAction::SegmentAlloc || e.action == TraceAction::SegmentFree) {
+      first_segment_event.emplace(e.addr, &e);
+    }
+  }
+  std::map<Address, StartBlock> live;
+  for (const TraceEvent& e : trace) {
+    auto it = first_block_event.find(e.addr);
+    if (it == first_block_event.end() || live.count(e.addr)) continue;
+    if ((e.action == TraceAction::FreeRequested || e.action == TraceAction::FreeCompleted) &&
+        it->second == e.action) {
+      live[e.addr] = StartBlock{e.addr, std::nullopt, e.size, e.stream, e.action == TraceAction::FreeCompleted};
+    }
+  }
+  std::map<Address, StartSegment> segments;
+  for (const SnapshotSegment& s : final_segments) {
+    for (const SnapshotBlock& b : s.blocks) {
+      if (b.state == BlockState::Inactive || first_block_event.count(b.address)) continue;
+      live[b.address] = StartBlock{b.address, b.size, b.requested_size, s.stream,
+                                   b.state == BlockState::ActivePendingFree};
+    }
+    if (!first_segment_event.count(s.address))
+      segments[s.address] = StartSegment{s.address, s.total_size, s.stream, !s.is_large, {}};
+  }
+  for (const auto& [addr, e] : first_segment_event) {
+    if (e->action == TraceAction::SegmentFree)
+      segments[addr] = StartSegment{addr, e->size, e->stream, e->size == kSmallBuffer, {}};
+  }
+  // Place the live blocks and fill the gaps between them with free blocks.
+  auto next_live = live.begin();
+  for (auto& [addr, seg] : segments) {
+    Address end = seg.addr + seg.size;
+    Address at = seg.addr;
+    while (next_live != live.end() && next_live->first < seg.addr) {
+      throw InputError(fmt::format("block {:#x}, live when the history starts, lies in no segment", next_live->first));
+    }
+    while (next_live != live.end() && next_live->first < end) {
+      StartBlock& b = next_live->second;
+      ++next_live;
+      Address next_start = (next_live != live.end() && next_live->first < end) ? next_live->first : end;
+      if (b.addr < at)
+        throw InputError(fmt::format("block {:#x}, live when the history starts, overlaps the block before it", b.addr));
+      Bytes size = b.exact_size.value_or(round_size(std::max<Bytes>(b.requested, 1), cfg));
+      if (!b.exact_size) {
+        // The block may have been handed out whole (no split): absorb a tail too small to be a block of
+        // its own, or everything when it is oversize (spec §1 split rules).
+        Bytes gap = next_start > b.addr + size ? next_start - (b.addr + size) : 0;
+        bool absorb = seg.small ? gap < kMinBlockSize
+                                : (gap <= kSmallSize || size >= cfg.max_split_size);
+        if (gap > 0 && absorb) size += gap;
+      }
+      if (b.addr + size > end)
+        throw InputError(fmt::format("block {:#x} ({} bytes), live when the history starts, runs past the end of "
+                                     "segment {:#x}", b.addr, size, seg.addr));
+      if (b.addr > at) seg.blocks.push_back(SeedBlock{at, b.addr - at, 0, false, false});
+      seg.blocks.push_back(SeedBlock{b.addr, size, b.requested, !b.pending, b.pending});
+      live_out.push_back(b);
+      at = b.addr + size;
+    }
+    if (at < end) seg.blocks.push_back(SeedBlock{at, end - at, 0, false, false});
+  }
+  if (next_live != live.end())
+    throw InputError(fmt::format("block {:#x}, live when the history starts, lies in no segment", next_live->first));
+  std::vector<StartSegment> out;
+  for (auto& [addr, seg] : segments) out.push_back(std::move(seg));
+  return out;
+}
+
+void downsample(std::vector<ReplayPoint>& points, std::size_t max_points) {
+  if (points.size() <= max_points || max_points < 4) return;
+  // Keep the min and max reserved point of each bucket so that peaks survive.
+  std::size_t buckets = max_points / 2;
+  std::vector<ReplayPoint> out;
+  out.reserve(max_points);
+  for (std::size_t b = 0; b < buckets; ++b) {
+    std::size_t lo = points.size() * b / buckets, hi = points.size() * (b + 1) / buckets;
+    if (lo >= hi) continue;
+    auto [mn, mx] = std::minmax_element(points.begin() + static_cast<std::ptrdiff_t>(lo),
+                                        points.begin() + static_cast<std::ptrdiff_t>(hi),
+                                        [](const ReplayPoint& x, const ReplayPoint& y) { return x.reserved < y.reserved; });
+    if (mn->event_index <= mx->event_index) {
+      out.push_back(*mn);
+      if (mx != mn) out.push_back(*mx);
+    } else {
+      out.push_back(*mx);
+      out.push_back(*mn);
+    }
+  }
+  points = std::move(out);
+}
+
+}  // namespace
+
+std::string first_segment_difference(const std::vector<SnapshotSegment>& model,
+                                     const std::vector<SnapshotSegment>& recorded) {
+  std::size_t n = std::min(model.size(), recorded.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const SnapshotSegment& m = model[i];
+    const SnapshotSegment& r = recorded[i];
+    if (m.address != r.address)
+      return fmt::format("segment #{}: the model's is at {:#x}, the snapshot's at {:#x}", i, m.address, r.address);
+    if (m.total_size != r.total_size)
+      return fmt::format("segment {:#x}: the model's has {} bytes, the snapshot's {}", m.address, m.total_size,
+                         r.total_size);
+    if (m.blocks.size() != r.blocks.size())
+      return fmt::format("segment {:#x}: the model's has {} blocks, the snapshot's {}", m.address, m.blocks.size(),
+                         r.blocks.size());
+    for (std::size_t j = 0; j < m.blocks.size(); ++j) {
+      const SnapshotBlock& mb = m.blocks[j];
+      const SnapshotBlock& rb = r.blocks[j];
+      if (mb.address != rb.address || mb.size != rb.size || mb.state != rb.state)
+        return fmt::format("segment {:#x} block #{}: the model has {:#x} ({} bytes, {}), the snapshot {:#x} ({} bytes, {})",
+                           m.address, j, mb.address, mb.size, to_string(mb.state), rb.address, rb.size,
+                           to_string(rb.state));
+    }
+  }
+  if (model.size() != recorded.size())
+    return fmt::format("the model has {} segments, the snapshot {}", model.size(), recorded.size());
+  return "";
+}
+
+ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& options) {
+  ReplayReport report;
+  int device = options.device;
+  if (device < 0) {
+    device = 0;
+    for (std::size_t d = 0; d < snapshot.device_traces.size(); ++d)
+      if (!snapshot.device_traces[d].empty()) {
+        device = static_cast<int>(d);
+        break;
+      }
+  }
+  if (!snapshot.device_traces.empty() && static_cast<std::size_t>(device) >= snapshot.device_traces.size())
+    throw InputError(fmt::format("--device {}: the snapshot has traces for {} device(s)", device,
+                                 snapshot.device_traces.size()));
+  report.device = device;
+  static const std::vector<TraceEvent> kNoTrace;
+  const std::vector<TraceEvent>& trace =
+      snapshot.device_traces.empty() ? kNoTrace : snapshot.device_traces[static_cast<std::size_t>(device)];
+  std::vector<SnapshotSegment> final_segments;
+  for (const SnapshotSegment& s : snapshot.segments)
+    if (s.device == device) final_segments.push_back(s);
+
+  for (const SnapshotSegment& s : final_segments)
+    if (s.is_expandable)
+      throw InputError(fmt::format("segment {:#x} is an expandable segment: replaying histories recorded with "
+                                   "expandable_segments:True is not supported yet (what-if runs of them neither)",
+                                   s.address));
+  for (const TraceEvent& e : trace)
+    if (e.action == TraceAction::SegmentMap || e.action == TraceAction::SegmentUnmap)
+      throw InputError("the history has segment_map/segment_unmap entries (expandable segments): replaying them is "
+                       "not supported yet");
+
+  const AllocatorConfig recorded = options.recorded.value_or(recorded_config(snapshot.allocator_settings));
+  const bool what_if = options.what_if.has_value();
+  const AllocatorConfig config = what_if ? *options.what_if : recorded;
+  report.what_if = what_if;
+  report.config = to_string(config);
+  report.events = trace.size();
+
+  std::vector<StartBlock> start_live;
+  std::vector<StartSegment> start = rebuild_start_state(final_segments, trace, recorded, start_live);
+  report.start_segments = start.size();
+  report.start_live_blocks = start_live.size();
+
+  std::vector<TraceEvent> queue;  // recorded segment events awaiting the model's device calls
+  std::size_t head = 0;
+  std::unique_ptr<device::Device> dev;
+  RecordedDevice* recorded_dev = nullptr;
+  if (what_if) {
+    dev = std::make_unique<device::Device>(
+        device::DeviceSpec{.name = "what-if", .total = options.capacity.value_or(kUnlimitedCapacity)});
+  } else {
+    auto rd = std::make_unique<RecordedDevice>(queue, head, report);
+    recorded_dev = rd.get();
+    dev = std::move(rd);
+  }
+  CachingAllocator model(*dev, config);
+  std::unordered_map<Address, Block*> by_recorded_addr;
+
+  if (!what_if) {
+    for (const StartSegment& s : start) {
+      std::vector<Block*> made = model.seed_segment(s.addr, s.stream, s.small, s.blocks);
+      for (std::size_t i = 0; i < made.size(); ++i)
+        if (s.blocks[i].allocated || s.blocks[i].pending_free) by_recorded_addr[made[i]->ptr] = made[i];
+    }
+  } else {
+    // A fresh allocator under the new configuration: the blocks live at the start are allocated first.
+    for (const StartBlock& b : start_live) {
+      Block* blk = model.malloc(b.exact_size.value_or(std::max<Bytes>(b.requested, 1)), b.stream);
+      if (!blk) {
+        ++report.model_ooms;
+        if (!report.first_model_oom) report.first_model_oom = model.last_oom();
+        continue;
+      }
+      if (b.pending) model.free_requested(blk);
+      by_recorded_addr[b.addr] = blk;
+    }
+  }
+  model.reset_accumulated_stats();
+  model.reset_peak_stats();
+  if (options.check_invariants) model.check_invariants();
+
+  std::vector<ReplayPoint> points;
+  points.reserve(trace.size());
+  Bytes peak_reserved_seen = 0;
+
+  auto settle_queue = [&] {
+    // Recorded segment events the model did not reproduce stay unmatched (segment_matches counts).
+    queue.clear();
+    head = 0;
+  };
+  auto record_model_oom = [&] {
+    ++report.model_ooms;
+    if (!report.first_model_oom) report.first_model_oom = model.last_oom();
+  };
+
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    const TraceEvent& e = trace[i];
+    if (e.time_us) model.set_clock_us(*e.time_us);
+    if (is_segment_action(e.action)) {
+      ++report.segment_events;
+      if (!what_if) queue.push_back(e);
+      continue;
+    }
+    if (!what_if && head < queue.size() && e.action != TraceAction::Alloc && e.action != TraceAction::Oom) {
+      // Releases not followed by an allocation: an explicit empty_cache() in the recorded program.
+      model.empty_cache();
+      settle_queue();
+    }
+    switch (e.action) {
+      case TraceAction::Alloc: {
+        ++report.allocations;
+        if (e.size == 0) break;
+        Block* b = model.malloc(e.size, e.stream);
+        settle_queue();
+        if (!b) {
+          record_model_oom();
+          break;
+        }
+        if (b->ptr == e.addr) {
+          ++report.address_matches;
+        } else if (report.address_matches + 1 == report.allocations) {
+          report.first_address_mismatch = i;
+        }
+        by_recorded_addr[e.addr] = b;
+        break;
+      }
+      case TraceAction::FreeRequested: {
+        auto it = by_recorded_addr.find(e.addr);
+        if (it == by_recorded_addr.end()) {
+          ++report.unknown_frees;
+          break;
+        }
+        if (it->second->allocated) model.free_requested(it->second);
+        break;
+      }
+      case TraceAction::FreeCompleted: {
+        ++report.frees;
+        auto it = by_recorded_addr.find(e.addr);
+        if (it == by_recorded_addr.end()) {
+          ++report.unknown_frees;
+          break;
+        }
+        Block* b = it->second;
+        by_recorded_addr.erase(it);
+        if (b->allocated) model.free_requested(b);  // a free_requested outside the recorded window
+        model.free_completed(b);
+        break;
+      }
+      case TraceAction::Oom: {
+        ++report.recorded_ooms;
+        if (recorded_dev) recorded_dev->oom_expected = true;
+        Block* b = model.malloc(std::max<Bytes>(e.size, 1), e.stream);
+        if (recorded_dev) recorded_dev->oom_expected = false;
+        settle_queue();
+        if (!b) {
+          record_model_oom();
+        } else {
+          model.free(b);  // the model served what the recording could not; the program never used it
+        }
+        break;
+      }
+      default:
+        break;  // `snapshot` markers carry no allocator action
+    }
+    if (options.check_invariants) model.check_invariants();
+    Fragmentation fr = model.fragmentation();
+    points.push_back(ReplayPoint{i, e.time_us.value_or(0), fr.allocated, fr.reserved, fr.largest_free_block,
+                                 fr.free_blocks});
+    if (fr.reserved > peak_reserved_seen || points.size() == 1) {
+      peak_reserved_seen = fr.reserved;
+      report.fragmentation_at_peak_reserved = fr;
+    }
+  }
+  if (!what_if && head < queue.size()) {
+    model.empty_cache();  // trailing releases: the program's last empty_cache()
+    settle_queue();
+  }
+
+  const AllocatorStats& st = model.stats();
+  report.peak_allocated = static_cast<Bytes>(st.allocated_bytes[kAll].peak);
+  report.peak_reserved = static_cast<Bytes>(st.reserved_bytes[kAll].peak);
+  report.final_allocated = model.allocated_bytes();
+  report.final_reserved = model.reserved_bytes();
+  report.cuda_malloc_calls = st.num_device_alloc;
+  report.cuda_free_calls = st.num_device_free;
+  report.final_fragmentation = model.fragmentation();
+  report.final_model_state = model.snapshot();
+  report.final_model_state.device_traces.clear();
+  if (!what_if) {
+    report.final_state_compared = true;
+    report.first_difference = first_segment_difference(report.final_model_state.segments, final_segments);
+    report.final_state_matches = report.first_difference.empty();
+  }
+  downsample(points, options.max_timeline_points);
+  report.timeline = std::move(points);
+  return report;
+}
+
+}  // namespace headroom::alloc

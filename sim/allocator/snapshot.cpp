@@ -1,0 +1,63 @@
+#include "sim/allocator/snapshot.hpp"
+
+#include <fstream>
+#include <iterator>
+
+#include "sim/allocator/pickle_reader.hpp"
+#include "sim/allocator/snapshot_detail.hpp"
+#include "sim/core/error.hpp"
+
+namespace headroom::alloc {
+
+const char* to_string(BlockState s) {
+  switch (s) {
+    case BlockState::ActiveAllocated: return "active_allocated";
+    case BlockState::ActivePendingFree: return "active_pending_free";
+    case BlockState::Inactive: return "inactive";
+  }
+  return "?";
+}
+
+const char* to_string(TraceAction a) {
+  switch (a) {
+    case TraceAction::Alloc: return "alloc";
+    case TraceAction::FreeRequested: return "free_requested";
+    case TraceAction::FreeCompleted: return "free_completed";
+    case TraceAction::SegmentAlloc: return "segment_alloc";
+    case TraceAction::SegmentFree: return "segment_free";
+    case TraceAction::SegmentMap: return "segment_map";
+    case TraceAction::SegmentUnmap: return "segment_unmap";
+    case TraceAction::Snapshot: return "snapshot";
+    case TraceAction::Oom: return "oom";
+  }
+  return "?";
+}
+
+Snapshot read_snapshot_pickle(const std::string& bytes, const std::string& where) {
+  return snapshot_from_tree(pickle::parse(bytes, where), where, TreeSource::Pickle);
+}
+
+Snapshot read_snapshot(const std::filesystem::path& path) {
+  const std::string where = path.string();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw InputError(where + (std::filesystem::exists(path, ec) ? ": not a regular file" : ": no such file"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(where + ": cannot open for reading");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw InputError(where + ": read failed");
+
+  // A pickle of protocol 2 or later starts with the PROTO opcode (0x80); _dump_snapshot writes
+  // one. The JSON form starts with '{' (an array is let through to get a precise message).
+  const std::size_t first = bytes.find_first_not_of(" \t\r\n");
+  if (!bytes.empty() && static_cast<unsigned char>(bytes[0]) == 0x80) return read_snapshot_pickle(bytes, where);
+  if (first != std::string::npos && (bytes[first] == '{' || bytes[first] == '[')) {
+    return read_snapshot_json(bytes, where);
+  }
+  throw InputError(where +
+                   ": not a PyTorch memory snapshot (expected a pickle from torch.cuda.memory._dump_snapshot() "
+                   "or its JSON form)");
+}
+
+}  // namespace headroom::alloc

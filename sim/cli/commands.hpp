@@ -1,0 +1,10 @@
+#pragma once
+// Each `headroom` subcommand registers itself on the app; its callback does the work.
+#include <CLI/CLI.hpp>
+
+namespace headroom::cli {
+
+void add_replay_command(CLI::App& app);
+void add_sample_snapshot_command(CLI::App& app);
+
+}  // namespace headroom::cli

@@ -1,0 +1,58 @@
+#include "sim/device/did_you_mean.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace headroom {
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Levenshtein distance with one rolling row.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::optional<std::string> did_you_mean(std::string_view typed, const std::vector<std::string>& candidates) {
+  std::string t = lower(typed);
+  if (t.empty()) return std::nullopt;
+  for (const auto& c : candidates)
+    if (lower(c).starts_with(t)) return c;
+  size_t limit = std::max<size_t>(2, t.size() / 3);
+  std::optional<std::string> best;
+  size_t best_distance = limit + 1;
+  for (const auto& c : candidates) {
+    size_t d = edit_distance(t, lower(c));
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+std::string did_you_mean_suffix(std::string_view typed, const std::vector<std::string>& candidates) {
+  auto guess = did_you_mean(typed, candidates);
+  return guess ? "; did you mean '" + *guess + "'?" : std::string();
+}
+
+}  // namespace headroom

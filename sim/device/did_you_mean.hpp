@@ -1,0 +1,20 @@
+#pragma once
+// "Did you mean ...?" for names a user typed: GPU profiles, catalogue models, YAML keys.
+// Generic (no device facts); it sits in the device layer because the model layer, which
+// also uses it, links this one. It may move to core.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace headroom {
+
+// The candidate closest to `typed`, compared case-insensitively: a candidate that starts with
+// `typed` wins; otherwise the smallest edit distance if it is at most max(2, |typed| / 3).
+// Ties go to the earlier candidate, so the answer is deterministic. nullopt when nothing is close.
+std::optional<std::string> did_you_mean(std::string_view typed, const std::vector<std::string>& candidates);
+
+// "; did you mean 'x'?" or "" — ready to append to an error message.
+std::string did_you_mean_suffix(std::string_view typed, const std::vector<std::string>& candidates);
+
+}  // namespace headroom
