@@ -92,8 +92,16 @@ BlockPool& CachingAllocator::get_pool(Bytes size, StreamId stream) {
 bool CachingAllocator::get_free_block(AllocParams& p) {
   BlockPool& pool = *p.pool;
   if (gc_enabled()) ++pool.get_free_blocks_call_count;  // the GC's notion of block age
-  auto it = pool.blocks.lower_bound(SizeKey{p.stream, p.size, 0}, SizeKeyCompare{});
-  if (it == pool.blocks.end() || it->stream != p.stream) return false;
+  Block* b = find_free_block(pool, p.stream, p.size);
+  if (!b) return false;
+  p.block = b;
+  pool.blocks.erase(pool.blocks.iterator_to(*b));
+  return true;
+}
+
+Block* CachingAllocator::find_free_block(BlockPool& pool, StreamId stream, Bytes size) const {
+  auto it = pool.blocks.lower_bound(SizeKey{stream, size, 0}, SizeKeyCompare{});
+  if (it == pool.blocks.end() || it->stream != stream) return nullptr;
 
   if (it->expandable) [[unlikely]] {
     if (config_.expandable_segments) {
@@ -102,7 +110,7 @@ bool CachingAllocator::get_free_block(AllocParams& p) {
         return b.size + (b.next && !b.next->mapped ? b.next->size : 0);
       };
       auto next = std::next(it);
-      while (it->expandable && next != pool.blocks.end() && next->stream == p.stream &&
+      while (it->expandable && next != pool.blocks.end() && next->stream == stream &&
              expandable_size(*next) < expandable_size(*it)) {
         it = next++;
       }
@@ -110,17 +118,20 @@ bool CachingAllocator::get_free_block(AllocParams& p) {
       // Expandable segments were turned off after some were made: use ordinary blocks only.
       do {
         ++it;
-      } while (it != pool.blocks.end() && it->expandable && it->stream == p.stream);
-      if (it == pool.blocks.end() || it->stream != p.stream) return false;
+      } while (it != pool.blocks.end() && it->expandable && it->stream == stream);
+      if (it == pool.blocks.end() || it->stream != stream) return nullptr;
     }
   }
   // Oversize blocks (>= max_split_size) serve only requests that are themselves oversize, and then
   // only within the max_non_split_rounding slack (the "20 MiB rule").
-  if (p.size < config_.max_split_size && it->size >= config_.max_split_size) return false;
-  if (p.size >= config_.max_split_size && it->size >= p.size + config_.max_non_split_rounding_size) return false;
-  p.block = &*it;
-  pool.blocks.erase(it);
-  return true;
+  if (size < config_.max_split_size && it->size >= config_.max_split_size) return nullptr;
+  if (size >= config_.max_split_size && it->size >= size + config_.max_non_split_rounding_size) return nullptr;
+  return &*it;
+}
+
+bool CachingAllocator::would_reuse_cached_block(Bytes requested, StreamId stream) {
+  Bytes size = round_size(requested, config_);
+  return find_free_block(get_pool(size, stream), stream, size) != nullptr;
 }
 
 bool CachingAllocator::alloc_block(AllocParams& p, bool is_retry) {

@@ -60,6 +60,9 @@ class CachingAllocator {
   void set_config(AllocatorConfig config);
   const AllocatorConfig& config() const { return config_; }
 
+  // Whether malloc(requested, stream) would be served from the cache now, without a device call.
+  bool would_reuse_cached_block(Bytes requested, StreamId stream);
+
   // Two-phase free as a recorded history shows it: free_requested now, free_completed later.
   void free_requested(Block* block);   // allocated -> active_pending_free
   void free_completed(Block* block);   // active_pending_free -> inactive (coalesces)
@@ -111,6 +114,7 @@ class CachingAllocator {
   // malloc path (spec §3), each step as in PyTorch.
   BlockPool& get_pool(Bytes size, StreamId stream);
   bool get_free_block(AllocParams& p);
+  Block* find_free_block(BlockPool& pool, StreamId stream, Bytes size) const;
   bool alloc_block(AllocParams& p, bool is_retry);
   bool release_available_cached_blocks(const AllocParams& p);
   bool release_cached_blocks();

@@ -46,7 +46,8 @@ namespace {
 class RecordedDevice : public device::Device {
  public:
   RecordedDevice(std::vector<TraceEvent>& queue, std::size_t& head, ReplayReport& report)
-      : Device(device::DeviceSpec{.name = "recorded", .total = kUnlimitedCapacity}),
+      // Model-only segments get addresses far above any real one, so they never overlap recorded ones.
+      : Device(device::DeviceSpec{.name = "recorded", .total = kUnlimitedCapacity, .base_address = Address{1} << 62}),
         queue_(queue), head_(head), report_(report) {}
 
   bool oom_expected = false;  // replaying an `oom` entry: a cudaMalloc with nothing recorded fails
@@ -346,6 +347,13 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
       case TraceAction::Alloc: {
         ++report.allocations;
         if (e.size == 0) break;
+        if (!what_if && head < queue.size() && queue[head].action == TraceAction::SegmentFree &&
+            model.would_reuse_cached_block(e.size, e.stream)) {
+          // A cache hit makes no device calls, so the releases before it were an explicit
+          // empty_cache(). (A miss after releases is the same state either way: empty_cache then
+          // cudaMalloc, or cudaMalloc fails, release_cached_blocks, retry.)
+          model.empty_cache();
+        }
         Block* b = model.malloc(e.size, e.stream);
         settle_queue();
         if (!b) {
