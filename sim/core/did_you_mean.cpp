@@ -1,4 +1,4 @@
-#include "sim/device/did_you_mean.hpp"
+#include "sim/core/did_you_mean.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,0 +1,165 @@
+#include "sim/model/catalogue.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "sim/core/error.hpp"
+#include "sim/core/did_you_mean.hpp"
+
+namespace headroom::model {
+
+namespace {
+
+// Figures from each model's config.json (serving-memory-model.md §7; tests/model/configs holds
+// the same files and checks they load to these).
+ModelConfig llama_3_1(std::string name, int layers, int hidden, int intermediate, int heads) {
+  ModelConfig c;
+  c.name = std::move(name);
+  c.architecture = Architecture::llama;
+  c.layers = layers;
+  c.hidden = hidden;
+  c.intermediate = intermediate;
+  c.heads = heads;
+  c.kv_heads = 8;
+  c.head_dim = 128;
+  c.vocab = 128256;
+  c.max_position = 131072;
+  return c;
+}
+
+ModelConfig qwen2_5_7b(std::string name, std::int64_t max_position) {
+  ModelConfig c;
+  c.name = std::move(name);
+  c.architecture = Architecture::qwen2;
+  c.layers = 28;
+  c.hidden = 3584;
+  c.intermediate = 18944;
+  c.heads = 28;
+  c.kv_heads = 4;
+  c.head_dim = 128;
+  c.vocab = 152064;
+  c.max_position = max_position;  // base 131,072; Instruct 32,768 (§7)
+  c.qkv_bias = true;              // Qwen2Attention: q/k/v projections have a bias, o_proj none
+  return c;
+}
+
+ModelConfig qwen3_30b_a3b() {
+  ModelConfig c;
+  c.name = "Qwen3-30B-A3B";
+  c.architecture = Architecture::qwen3_moe;
+  c.layers = 48;
+  c.hidden = 2048;
+  c.intermediate = 6144;  // unused: no mlp_only_layers
+  c.heads = 32;
+  c.kv_heads = 4;
+  c.head_dim = 128;       // explicit in config.json (Hq × D = 4096 ≠ H)
+  c.vocab = 151936;
+  c.max_position = 40960;
+  c.experts = 128;
+  c.experts_per_token = 8;
+  c.moe_intermediate = 768;
+  return c;
+}
+
+ModelConfig deepseek_v3(std::string name) {
+  ModelConfig c;
+  c.name = std::move(name);
+  c.architecture = Architecture::deepseek_v3;
+  c.layers = 61;
+  c.hidden = 7168;
+  c.intermediate = 18432;
+  c.heads = 128;
+  c.kv_heads = 128;
+  c.head_dim = 192;       // qk_nope_head_dim + qk_rope_head_dim
+  c.vocab = 129280;
+  c.max_position = 163840;
+  c.experts = 256;
+  c.experts_per_token = 8;
+  c.moe_intermediate = 2048;
+  c.shared_experts = 1;
+  c.first_k_dense = 3;
+  c.q_lora_rank = 1536;
+  c.kv_lora_rank = 512;
+  c.qk_nope_head_dim = 128;
+  c.qk_rope_head_dim = 64;
+  c.v_head_dim = 128;
+  // The published checkpoint is block-quantized FP8 (quantization_config: fp8, weight_block_size
+  // [128, 128]); torch_dtype bfloat16 covers embeddings, norms and routers.
+  c.quantization = {WeightQuantization::Method::fp8_block, 128, 128};
+  c.mtp_layers = 1;       // num_nextn_predict_layers
+  return c;
+}
+
+ModelConfig mixtral_8x7b() {
+  ModelConfig c;
+  c.name = "Mixtral-8x7B";
+  c.architecture = Architecture::mixtral;
+  c.layers = 32;
+  c.hidden = 4096;
+  c.intermediate = 14336;
+  c.heads = 32;
+  c.kv_heads = 8;
+  c.head_dim = 128;
+  c.vocab = 32000;
+  c.max_position = 32768;
+  c.experts = 8;
+  c.experts_per_token = 2;
+  c.moe_intermediate = 14336;  // Mixtral's intermediate_size is the width of each expert
+  return c;
+}
+
+struct Entry {
+  ModelConfig config;
+  std::vector<std::string> aliases;  // Hugging Face repository ids with the same config
+};
+
+const std::vector<Entry>& entries() {
+  static const std::vector<Entry> all = {
+      {llama_3_1("Llama-3.1-8B", 32, 4096, 14336, 32),
+       {"meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Meta-Llama-3.1-8B",
+        "meta-llama/Meta-Llama-3.1-8B-Instruct", "Llama-3.1-8B-Instruct"}},
+      {llama_3_1("Llama-3.1-70B", 80, 8192, 28672, 64),
+       {"meta-llama/Llama-3.1-70B", "meta-llama/Llama-3.1-70B-Instruct", "meta-llama/Meta-Llama-3.1-70B",
+        "meta-llama/Meta-Llama-3.1-70B-Instruct", "Llama-3.1-70B-Instruct"}},
+      {qwen2_5_7b("Qwen2.5-7B", 131072), {"Qwen/Qwen2.5-7B"}},
+      {qwen2_5_7b("Qwen2.5-7B-Instruct", 32768), {"Qwen/Qwen2.5-7B-Instruct"}},
+      {qwen3_30b_a3b(), {"Qwen/Qwen3-30B-A3B"}},
+      {deepseek_v3("DeepSeek-V3"), {"deepseek-ai/DeepSeek-V3"}},
+      {deepseek_v3("DeepSeek-R1"), {"deepseek-ai/DeepSeek-R1"}},
+      {mixtral_8x7b(),
+       {"mistralai/Mixtral-8x7B-v0.1", "mistralai/Mixtral-8x7B-Instruct-v0.1", "Mixtral-8x7B-Instruct"}},
+  };
+  return all;
+}
+
+bool same_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+}  // namespace
+
+const std::vector<std::string>& catalogue_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& e : entries()) n.push_back(e.config.name);
+    return n;
+  }();
+  return names;
+}
+
+ModelConfig catalogue_model(std::string_view name) {
+  for (const auto& e : entries()) {
+    if (same_ignoring_case(name, e.config.name)) return e.config;
+    for (const auto& alias : e.aliases)
+      if (same_ignoring_case(name, alias)) return e.config;
+  }
+  throw InputError(fmt::format("unknown model '{}'{} (built-in: {}; or give a config.json)", name,
+                               did_you_mean_suffix(name, catalogue_names()), fmt::join(catalogue_names(), ", ")));
+}
+
+}  // namespace headroom::model

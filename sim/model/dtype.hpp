@@ -1,0 +1,22 @@
+#pragma once
+// Element types of weights and KV caches, and their sizes.
+#include <string>
+#include <string_view>
+
+#include "sim/core/units.hpp"
+
+namespace headroom::model {
+
+enum class DType { bf16, fp16, fp32, fp8 };
+
+// Bytes per element: bf16/fp16 2, fp32 4, fp8 (e4m3 or e5m2) 1.
+Bytes dtype_bytes(DType dtype);
+
+// "bf16", "fp16", "fp32", "fp8".
+std::string_view dtype_name(DType dtype);
+
+// Accepts the short names above and PyTorch's spellings (bfloat16, float16, half, float32, float,
+// fp8_e4m3, fp8_e5m2). Throws InputError "<what>: expected ..., got '<text>'".
+DType parse_dtype(std::string_view text, std::string_view what);
+
+}  // namespace headroom::model

@@ -1,0 +1,101 @@
+#include "sim/model/kv_layout.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+#include "sim/model/tensor_parallel.hpp"
+
+namespace headroom::model {
+
+std::string_view engine_name(Engine engine) {
+  switch (engine) {
+    case Engine::vllm: return "vllm";
+    case Engine::sglang: return "sglang";
+    case Engine::lightllm: return "lightllm";
+  }
+  return "?";
+}
+
+Engine parse_engine(std::string_view text, std::string_view what) {
+  if (text == "vllm") return Engine::vllm;
+  if (text == "sglang") return Engine::sglang;
+  if (text == "lightllm") return Engine::lightllm;
+  throw InputError(fmt::format("{}: expected one of vllm, sglang, lightllm, got '{}'", what, text));
+}
+
+std::string_view kv_cache_dtype_name(KvCacheDtype dtype) {
+  switch (dtype) {
+    case KvCacheDtype::model: return "auto";
+    case KvCacheDtype::bf16: return "bf16";
+    case KvCacheDtype::fp16: return "fp16";
+    case KvCacheDtype::fp8: return "fp8";
+    case KvCacheDtype::fp8_ds_mla: return "fp8_ds_mla";
+  }
+  return "?";
+}
+
+KvCacheDtype parse_kv_cache_dtype(std::string_view text, std::string_view what) {
+  if (text == "auto") return KvCacheDtype::model;
+  if (text == "bf16" || text == "bfloat16") return KvCacheDtype::bf16;
+  if (text == "fp16" || text == "float16" || text == "half") return KvCacheDtype::fp16;
+  if (text == "fp8" || text == "fp8_e4m3" || text == "fp8_e5m2") return KvCacheDtype::fp8;
+  if (text == "fp8_ds_mla") return KvCacheDtype::fp8_ds_mla;
+  throw InputError(
+      fmt::format("{}: expected one of auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla, got '{}'", what, text));
+}
+
+namespace {
+
+// vllm/v1/kv_cache_interface.py MLAAttentionSpec.page_size_bytes: block_size × 656 for fp8_ds_mla
+// (512 fp8 latent values, 4 float32 scales, 64 bf16 rope values; serving-memory-model.md §1.2).
+constexpr Bytes kFp8DsMlaBytesPerToken = 656;
+
+Bytes element_bytes(const ModelConfig& config, KvCacheDtype dtype) {
+  switch (dtype) {
+    case KvCacheDtype::model: return dtype_bytes(config.dtype);
+    case KvCacheDtype::bf16:
+    case KvCacheDtype::fp16: return 2;
+    case KvCacheDtype::fp8: return 1;
+    case KvCacheDtype::fp8_ds_mla: return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+KvLayout kv_layout(const ModelConfig& config, Engine engine, KvCacheDtype dtype, int tp) {
+  TensorParallelShard shard = tensor_parallel_shard(config, tp);
+  KvLayout layout;
+  layout.engine = engine;
+  layout.layers = config.layers;
+  layout.mla = config.is_mla();
+  layout.element_bytes = element_bytes(config, dtype);
+  if (dtype == KvCacheDtype::fp8_ds_mla && (engine != Engine::vllm || !layout.mla))
+    throw InputError(fmt::format("kv cache dtype fp8_ds_mla is vLLM's layout for MLA models; model '{}' on {} has none",
+                                 config.name, engine_name(engine)));
+  if (layout.mla) {
+    // MLA caches the compressed latent and the rope key once per token, replicated on every rank:
+    // vLLM MLAAttentionSpec, SGLang MLATokenToKVPool, LightLLM's DeepSeek-2 memory manager.
+    layout.kv_heads = 1;
+    layout.head_dim = config.kv_lora_rank + config.qk_rope_head_dim;
+    layout.bytes_per_token_per_layer = dtype == KvCacheDtype::fp8_ds_mla
+                                           ? kFp8DsMlaBytesPerToken
+                                           : static_cast<Bytes>(layout.head_dim) * layout.element_bytes;
+  } else {
+    // K and V, each Hkv (per rank) × D: vLLM FullAttentionSpec, SGLang MHATokenToKVPool,
+    // LightLLM MemoryManager all store 2 × Hkv × D elements per token and layer.
+    layout.kv_heads = shard.kv_heads;
+    layout.head_dim = config.head_dim;
+    layout.bytes_per_token_per_layer =
+        2 * static_cast<Bytes>(layout.kv_heads) * static_cast<Bytes>(layout.head_dim) * layout.element_bytes;
+  }
+  layout.bytes_per_token = layout.bytes_per_token_per_layer * static_cast<Bytes>(layout.layers);
+  return layout;
+}
+
+Bytes vllm_page_size_bytes(const KvLayout& layout, int block_size) {
+  if (block_size < 1) throw InputError(fmt::format("block size must be at least 1, got {}", block_size));
+  return static_cast<Bytes>(block_size) * layout.bytes_per_token_per_layer;
+}
+
+}  // namespace headroom::model

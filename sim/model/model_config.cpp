@@ -1,0 +1,43 @@
+#include "sim/model/model_config.hpp"
+
+#include <algorithm>
+
+namespace headroom::model {
+
+std::string_view architecture_name(Architecture architecture) {
+  switch (architecture) {
+    case Architecture::llama: return "llama";
+    case Architecture::qwen2: return "qwen2";
+    case Architecture::qwen3: return "qwen3";
+    case Architecture::qwen3_moe: return "qwen3_moe";
+    case Architecture::mixtral: return "mixtral";
+    case Architecture::deepseek_v3: return "deepseek_v3";
+  }
+  return "?";
+}
+
+const std::vector<std::string>& supported_architectures() {
+  static const std::vector<std::string> names = {"llama", "qwen2", "qwen3", "qwen3_moe", "mixtral", "deepseek_v3"};
+  return names;
+}
+
+bool ModelConfig::has_qk_norm() const {
+  return architecture == Architecture::qwen3 || architecture == Architecture::qwen3_moe;
+}
+
+bool ModelConfig::is_moe_layer(int layer) const {
+  if (!is_moe()) return false;
+  switch (architecture) {
+    case Architecture::deepseek_v3:
+      // transformers modeling_deepseek: MoE when layer >= first_k_dense_replace and layer % moe_layer_freq == 0.
+      return layer >= first_k_dense && layer % moe_layer_step == 0;
+    case Architecture::qwen3_moe:
+      // transformers Qwen3MoeDecoderLayer: not in mlp_only_layers and (layer + 1) % decoder_sparse_step == 0.
+      return std::find(dense_layers.begin(), dense_layers.end(), layer) == dense_layers.end() &&
+             (layer + 1) % moe_layer_step == 0;
+    default:
+      return true;  // Mixtral: every layer
+  }
+}
+
+}  // namespace headroom::model

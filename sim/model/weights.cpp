@@ -1,0 +1,178 @@
+#include "sim/model/weights.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/model/tensor_parallel.hpp"
+
+namespace headroom::model {
+
+std::int64_t WeightTensor::elements() const {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+Bytes WeightTensor::bytes() const { return static_cast<Bytes>(elements()) * dtype_bytes(dtype); }
+
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Emits tensors in the order vLLM's model classes create their parameters: per decoder layer
+// attention, then MLP/MoE, then the two norms (vllm/model_executor/models/llama.py, qwen2.py,
+// qwen3.py, qwen3_moe.py, mixtral.py, deepseek_v2.py, deepseek_mtp.py).
+class WeightBuilder {
+ public:
+  WeightBuilder(const ModelConfig& config, const WeightOptions& options)
+      : c_(config), o_(options), shard_(tensor_parallel_shard(config, options.tp)) {}
+
+  WeightList build() {
+    embedding("model.embed_tokens");
+    for (int l = 0; l < c_.layers; ++l) decoder_layer(fmt::format("model.layers.{}.", l), l);
+    norm("model.norm", c_.hidden);
+    if (!c_.tie_word_embeddings) embedding("lm_head");
+    if (o_.include_mtp)
+      for (int k = 0; k < c_.mtp_layers; ++k) mtp_layer(c_.layers + k);
+    return std::move(list_);
+  }
+
+ private:
+  void tensor(std::string name, std::vector<std::int64_t> shape, DType dtype, bool is_scale = false) {
+    WeightTensor t{std::move(name), std::move(shape), dtype, is_scale};
+    if (!is_scale) list_.parameters += t.elements();
+    list_.bytes += t.bytes();
+    list_.tensors.push_back(std::move(t));
+  }
+
+  bool fp8_block() const { return c_.quantization.method == WeightQuantization::Method::fp8_block; }
+
+  // VocabParallelEmbedding / ParallelLMHead: [vocab rows per rank, hidden].
+  void embedding(const std::string& prefix) {
+    std::int64_t rows = o_.pad_vocab ? shard_.vocab : ceil_div(c_.vocab, shard_.tp);
+    tensor(prefix + ".weight", {rows, c_.hidden}, c_.dtype);
+  }
+
+  void norm(const std::string& prefix, std::int64_t size) { tensor(prefix + ".weight", {size}, c_.dtype); }
+
+  // A linear layer's weight [out, in] on this rank (shapes already split). Block-fp8 checkpoints
+  // add a float32 weight_scale_inv of [ceil(out/block_n), ceil(in/block_k)]
+  // (vllm quantization/fp8.py Fp8LinearMethod.create_weights); the bias follows (linear.py).
+  void linear(const std::string& prefix, std::int64_t out, std::int64_t in, bool quantizable = true,
+              bool bias = false) {
+    bool fp8 = quantizable && fp8_block();
+    tensor(prefix + ".weight", {out, in}, fp8 ? DType::fp8 : c_.dtype);
+    if (fp8)
+      tensor(prefix + ".weight_scale_inv",
+             {ceil_div(out, c_.quantization.block_n), ceil_div(in, c_.quantization.block_k)}, DType::fp32, true);
+    if (bias) tensor(prefix + ".bias", {out}, c_.dtype);
+  }
+
+  void decoder_layer(const std::string& p, int layer) {
+    if (c_.is_mla())
+      mla_attention(p + "self_attn.");
+    else
+      attention(p + "self_attn.");
+    if (c_.is_moe_layer(layer))
+      moe(p + "mlp.");
+    else
+      mlp(p + "mlp.", c_.intermediate / shard_.tp);
+    norm(p + "input_layernorm", c_.hidden);
+    norm(p + "post_attention_layernorm", c_.hidden);
+  }
+
+  // QKVParallelLinear: (q heads + 2 × KV heads) × head_dim rows per rank; KV heads replicated when
+  // tp > kv_heads. o_proj is RowParallelLinear: its input (q heads × head_dim) is split.
+  void attention(const std::string& p) {
+    std::int64_t d = c_.head_dim;
+    std::int64_t q = shard_.q_heads * d;
+    std::int64_t kv = shard_.kv_heads * d;
+    linear(p + "qkv_proj", q + 2 * kv, c_.hidden, true, c_.qkv_bias);
+    linear(p + "o_proj", c_.hidden, q, true, c_.o_proj_bias);
+    if (c_.has_qk_norm()) {
+      norm(p + "q_norm", d);
+      norm(p + "k_norm", d);
+    }
+  }
+
+  // deepseek_v2.py DeepseekV2MLAAttention: the down-projections to the q and kv latents are
+  // replicated (fused_qkv_a_proj, disable_tp); q_b_proj / kv_b_proj are column-parallel over
+  // heads; o_proj is row-parallel.
+  void mla_attention(const std::string& p) {
+    std::int64_t heads = shard_.q_heads;
+    std::int64_t qk = c_.qk_nope_head_dim + c_.qk_rope_head_dim;
+    std::int64_t latent = c_.kv_lora_rank + c_.qk_rope_head_dim;
+    if (c_.q_lora_rank > 0) {
+      linear(p + "fused_qkv_a_proj", c_.q_lora_rank + latent, c_.hidden);
+      norm(p + "q_a_layernorm", c_.q_lora_rank);
+      linear(p + "q_b_proj", heads * qk, c_.q_lora_rank);
+    } else {
+      linear(p + "q_proj", heads * qk, c_.hidden);
+      linear(p + "kv_a_proj_with_mqa", latent, c_.hidden);
+    }
+    norm(p + "kv_a_layernorm", c_.kv_lora_rank);
+    linear(p + "kv_b_proj", heads * (c_.qk_nope_head_dim + c_.v_head_dim), c_.kv_lora_rank);
+    linear(p + "o_proj", c_.hidden, heads * c_.v_head_dim);
+  }
+
+  // MergedColumnParallelLinear gate_up_proj [2 × I/tp, H]; RowParallelLinear down_proj [H, I/tp].
+  void mlp(const std::string& p, std::int64_t width_per_rank) {
+    linear(p + "gate_up_proj", 2 * width_per_rank, c_.hidden);
+    linear(p + "down_proj", c_.hidden, width_per_rank);
+  }
+
+  void moe(const std::string& p) {
+    std::int64_t e = c_.experts;
+    // The router is a ReplicatedLinear built without quant_config: unquantized on every rank.
+    linear(p + "gate", e, c_.hidden, false);
+    // DeepSeek-V3's noaux_tc routing keeps a float32 bias per expert (deepseek_v2.py).
+    if (c_.architecture == Architecture::deepseek_v3)
+      tensor(p + "gate.e_score_correction_bias", {e}, DType::fp32);
+    if (c_.shared_experts > 0) mlp(p + "shared_experts.", c_.shared_experts * c_.moe_intermediate / shard_.tp);
+    // FusedMoE (layers/fused_moe/layer.py): all experts in one tensor each, split by TP on the
+    // expert width: w13 [E, 2 × I/tp, H], w2 [E, H, I/tp].
+    std::int64_t n = c_.moe_intermediate / shard_.tp;
+    DType w = fp8_block() ? DType::fp8 : c_.dtype;
+    tensor(p + "experts.w13_weight", {e, 2 * n, c_.hidden}, w);
+    tensor(p + "experts.w2_weight", {e, c_.hidden, n}, w);
+    if (fp8_block()) {
+      // Fp8MoEMethod.create_weights, block-quantized: per-expert scale grids.
+      std::int64_t bn = c_.quantization.block_n, bk = c_.quantization.block_k;
+      tensor(p + "experts.w13_weight_scale_inv", {e, 2 * ceil_div(n, bn), ceil_div(c_.hidden, bk)}, DType::fp32, true);
+      tensor(p + "experts.w2_weight_scale_inv", {e, ceil_div(c_.hidden, bn), ceil_div(n, bk)}, DType::fp32, true);
+    }
+  }
+
+  // One DeepSeek multi-token-prediction module as stored at model.layers.<L+k> in the checkpoint
+  // (deepseek_mtp.py): its own embedding, enorm/hnorm, eh_proj (a plain nn.Linear [H, 2H],
+  // unquantized and replicated), shared_head (norm + vocab-parallel head) and one decoder layer.
+  void mtp_layer(int index) {
+    std::string p = fmt::format("model.layers.{}.", index);
+    embedding(p + "embed_tokens");
+    norm(p + "enorm", c_.hidden);
+    norm(p + "hnorm", c_.hidden);
+    linear(p + "eh_proj", c_.hidden, 2 * static_cast<std::int64_t>(c_.hidden), false);
+    norm(p + "shared_head.norm", c_.hidden);
+    embedding(p + "shared_head.head");
+    decoder_layer(p, index);
+  }
+
+  const ModelConfig& c_;
+  WeightOptions o_;
+  TensorParallelShard shard_;
+  WeightList list_;
+};
+
+}  // namespace
+
+WeightList model_weights(const ModelConfig& config, const WeightOptions& options) {
+  return WeightBuilder(config, options).build();
+}
+
+std::int64_t parameter_count(const ModelConfig& config, bool include_mtp) {
+  WeightOptions options;
+  options.include_mtp = include_mtp;
+  options.pad_vocab = false;
+  return model_weights(config, options).parameters;
+}
+
+}  // namespace headroom::model

@@ -1,0 +1,171 @@
+// Built-in GPU profiles (sim/device/profiles/*.yaml, compiled in) and the profile YAML reader.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "sim/core/error.hpp"
+#include "sim/device/gpu_profile.hpp"
+#include "tests/support/test_data.hpp"
+
+using namespace headroom;
+using namespace headroom::device;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Expected {
+  const char* name;
+  const char* vendor;
+  Bytes capacity;      // totalGlobalMem as cited in the profile's capacity_note
+  double bandwidth;    // datasheet bytes/s
+  double bf16;         // datasheet dense FLOP/s
+  double fp8;          // datasheet dense FLOP/s, 0 = none
+};
+
+const Expected kBuiltins[] = {
+    {"a100-80gb", "nvidia", 85'100'068'864, 2.039e12, 312e12, 0},
+    {"h100-sxm-80gb", "nvidia", 85'028'896'768, 3.35e12, 989.5e12, 1979e12},
+    {"h200-141gb", "nvidia", 143'156 * MiB, 4.8e12, 989.5e12, 1979e12},
+    {"l40s", "nvidia", 47'576'711'168, 864e9, 362.05e12, 733e12},
+    {"mi300x", "amd", 205'822'885'888, 5.3e12, 1307.4e12, 2614.9e12},
+    {"mi355x", "amd", 309'220'868'096, 8e12, 2516.6e12, 5033.2e12},
+    {"rtx-4090", "nvidia", 25'756'696'576, 1.008e12, 165.2e12, 330.3e12},
+};
+
+std::string error_of(std::string_view yaml) {
+  try {
+    parse_gpu_profile(yaml, "gpu.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// A valid profile; tests below break one line of it.
+const std::string kValid = R"(name: test-gpu
+vendor: nvidia
+source: measured
+source_note: written by a test
+memory:
+  capacity_bytes: 80 GiB
+  context_bytes: 300 MiB
+  granularity_bytes: 2MiB
+bandwidth_bytes_per_s: 3.0e12
+dense_bf16_flops_per_s: 1.0e15
+dense_fp8_flops_per_s: 2.0e15
+latency:
+  fitted: true
+  gemm_peak_efficiency: 0.81
+  step_overhead_s: 0.0015
+)";
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("the built-in profiles carry the datasheet figures and cited capacities") {
+  std::vector<std::string> names;
+  for (const auto& e : kBuiltins) names.emplace_back(e.name);
+  CHECK(builtin_gpu_profile_names() == names);
+  for (const auto& e : kBuiltins) {
+    INFO(e.name);
+    GpuProfile p = load_gpu_profile(e.name);
+    CHECK(p.name == e.name);
+    CHECK(p.vendor == e.vendor);
+    CHECK(p.source == "datasheet");
+    CHECK_FALSE(p.source_note.empty());
+    CHECK_FALSE(p.capacity_note.empty());
+    CHECK(p.capacity_bytes == e.capacity);
+    CHECK(p.context_bytes == 300 * MiB);  // serving-memory-model.md §5 typical
+    CHECK(p.granularity_bytes == 2 * MiB);
+    CHECK(p.bandwidth_bytes_per_s == e.bandwidth);
+    CHECK(p.dense_bf16_flops_per_s == e.bf16);
+    if (e.fp8 == 0)
+      CHECK_FALSE(p.dense_fp8_flops_per_s.has_value());
+    else
+      CHECK(p.dense_fp8_flops_per_s == e.fp8);
+    // Latency coefficients are the documented defaults until the calibration fits them.
+    CHECK(p.latency == LatencyCoefficients{});
+    CHECK_FALSE(p.latency.fitted);
+  }
+}
+
+TEST_CASE("profiles load by name ignoring case and .yaml, or from a file") {
+  CHECK(load_gpu_profile("H100-SXM-80GB").name == "h100-sxm-80gb");
+  CHECK(load_gpu_profile("mi300x.yaml").name == "mi300x");
+
+  fs::path file = headroom::test::temp_dir("gpu") / "my-gpu.yaml";
+  std::ofstream(file) << kValid;
+  GpuProfile p = load_gpu_profile(file.string());
+  CHECK(p.name == "test-gpu");
+  CHECK(p.source == "measured");
+  CHECK(p.capacity_bytes == 80 * GiB);
+  CHECK(p.context_bytes == 300 * MiB);
+  CHECK(p.capacity_note.empty());
+  CHECK(p.latency.fitted);
+  CHECK(p.latency.gemm_peak_efficiency == 0.81);
+  CHECK(p.latency.step_overhead_s == 0.0015);
+  CHECK(p.latency.memory_efficiency == LatencyCoefficients{}.memory_efficiency);  // absent: default
+
+  DeviceSpec spec = device_spec(load_gpu_profile("h100-sxm-80gb"));
+  CHECK(spec.name == "h100-sxm-80gb");
+  CHECK(spec.total == 85'028'896'768);
+  CHECK(spec.context_bytes == 300 * MiB);
+  CHECK(spec.granularity == 2 * MiB);
+  CHECK(spec.other_processes == 0);
+}
+
+TEST_CASE("unknown profile names get a did-you-mean and the list of built-ins") {
+  CHECK_THROWS_WITH(load_gpu_profile("h100"),
+                    "unknown GPU profile 'h100'; did you mean 'h100-sxm-80gb'? (built-in: a100-80gb, h100-sxm-80gb, "
+                    "h200-141gb, l40s, mi300x, mi355x, rtx-4090; or give the path of a profile YAML file)");
+  CHECK_THROWS_WITH(load_gpu_profile("mi350x"),
+                    Catch::StartsWith("unknown GPU profile 'mi350x'; did you mean 'mi300x'?"));
+  CHECK_THROWS_WITH(load_gpu_profile("tpu"), Catch::StartsWith("unknown GPU profile 'tpu' (built-in: "));
+  CHECK_THROWS_WITH(load_gpu_profile("/no/such/gpu.yaml"), "/no/such/gpu.yaml: cannot open the GPU profile");
+}
+
+TEST_CASE("bad profile YAML is an error naming file, line, column and key") {
+  CHECK(error_of(kValid) == "no error");
+  CHECK(error_of(replace(kValid, "bandwidth_bytes_per_s", "bandwith_bytes_per_s")) ==
+        "gpu.yaml:9:1: unknown key 'bandwith_bytes_per_s'; did you mean 'bandwidth_bytes_per_s'?");
+  CHECK(error_of(replace(kValid, "  context_bytes", "  contxt_bytes")) ==
+        "gpu.yaml:7:3: unknown key 'memory.contxt_bytes'; did you mean 'context_bytes'?");
+  CHECK(error_of(replace(kValid, "3.0e12", "fast")) ==
+        "gpu.yaml:9:24: key 'bandwidth_bytes_per_s': expected a positive number, got 'fast'");
+  CHECK(error_of(replace(kValid, "1.0e15", "-1")) ==
+        "gpu.yaml:10:25: key 'dense_bf16_flops_per_s': expected a positive number, got '-1'");
+  CHECK(error_of(replace(kValid, "80 GiB", "lots")) ==
+        "gpu.yaml:6:19: key 'memory.capacity_bytes': 'lots' is not a byte size (no number); expected e.g. 4096, "
+        "512MiB, 24GiB, 80GB");
+  CHECK(error_of(replace(kValid, "vendor: nvidia", "vendor: intel")) ==
+        "gpu.yaml:2:9: key 'vendor': expected nvidia or amd, got 'intel'");
+  CHECK(error_of(replace(kValid, "source: measured", "source: guessed")) ==
+        "gpu.yaml:3:9: key 'source': expected datasheet or measured, got 'guessed'");
+  CHECK(error_of(replace(kValid, "name: test-gpu\n", "")) == "gpu.yaml: missing key 'name'");
+  CHECK(error_of(replace(kValid, "  granularity_bytes: 2MiB\n", "")) ==
+        "gpu.yaml:6:3: missing key 'memory.granularity_bytes'");
+  CHECK(error_of(replace(kValid, "dense_fp8_flops_per_s: 2.0e15\n", "")) ==
+        "gpu.yaml: missing key 'dense_fp8_flops_per_s' (null where the GPU has no FP8)");
+  CHECK(error_of(replace(kValid, "0.81", "1.3")) ==
+        "gpu.yaml:14:25: key 'latency.gemm_peak_efficiency': expected a fraction up to 1, got 1.3");
+  CHECK(error_of(replace(kValid, "fitted: true", "fitted: maybe")) ==
+        "gpu.yaml:13:11: key 'latency.fitted': expected true or false, got 'maybe'");
+  CHECK(error_of(replace(kValid, "  step_overhead_s", "  step_overhead")) ==
+        "gpu.yaml:15:3: unknown key 'latency.step_overhead'; did you mean 'step_overhead_s'?");
+  CHECK(error_of(replace(kValid, "memory:\n", "memory: 80GB\nold_memory:\n")) ==
+        "gpu.yaml:6:1: unknown key 'old_memory'");
+  CHECK(error_of(kValid + "name: again\n") == "gpu.yaml:16:1: key 'name' appears twice");
+  std::string memory_block = "memory:\n  capacity_bytes: 80 GiB\n  context_bytes: 300 MiB\n  granularity_bytes: 2MiB\n";
+  CHECK(error_of(replace(kValid, memory_block, "memory: [1, 2]\n")) ==
+        "gpu.yaml:5:9: key 'memory': expected a mapping of keys");
+  CHECK(error_of(replace(kValid, "300 MiB", "81 GiB")) ==
+        "gpu.yaml:7:18: key 'memory.context_bytes': must be smaller than capacity_bytes");
+  CHECK(error_of("name: [unclosed\n") == "gpu.yaml:2:1: not valid YAML: end of sequence flow not found");
+  CHECK(error_of("- a\n- b\n") == "gpu.yaml: expected a mapping of keys at the top level");
+}

@@ -1,0 +1,207 @@
+// Reading Hugging Face config.json files: the catalogue's own configs, small configs written here,
+// and malformed ones with their exact messages.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "sim/core/error.hpp"
+#include "sim/model/catalogue.hpp"
+#include "sim/model/hf_config.hpp"
+#include "sim/model/kv_layout.hpp"
+#include "sim/model/weights.hpp"
+#include "tests/support/test_data.hpp"
+
+using namespace headroom;
+using namespace headroom::model;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fixture(const std::string& model) {
+  return fs::path(HEADROOM_SOURCE_DIR) / "tests" / "model" / "configs" / model;
+}
+
+// Writes `text` as <fresh temp dir>/<folder>/config.json and returns the file's path.
+fs::path write_config(const std::string& folder, const std::string& text) {
+  fs::path dir = headroom::test::temp_dir("hf") / folder;
+  fs::create_directories(dir);
+  fs::path file = dir / "config.json";
+  std::ofstream(file) << text;
+  return file;
+}
+
+// A small Llama config; `extra` replaces or adds keys (written after the defaults, so it wins).
+std::string llama_json(const std::string& extra = "") {
+  return R"({"model_type": "llama", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 2,
+    "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 1000, "max_position_embeddings": 2048,
+    "torch_dtype": "bfloat16")" +
+         extra + "}";
+}
+
+}  // namespace
+
+TEST_CASE("the catalogue models' config.json files load to the catalogue entries") {
+  for (const char* name :
+       {"Llama-3.1-8B", "Llama-3.1-70B", "Qwen2.5-7B", "Qwen3-30B-A3B", "DeepSeek-R1", "Mixtral-8x7B"}) {
+    INFO(name);
+    ModelConfig loaded = load_hf_config(fixture(name));  // the folder
+    CHECK(loaded == catalogue_model(name));
+    CHECK(load_hf_config(fixture(name) / "config.json") == loaded);  // or the file itself
+  }
+}
+
+TEST_CASE("a Qwen3 config with an explicit head_dim and tied embeddings") {
+  // Qwen3's head_dim (128) is not hidden / heads (1024 / 16 = 64).
+  fs::path file = write_config("tiny-qwen3", R"({
+    "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 1024, "head_dim": 128,
+    "intermediate_size": 3072, "num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 8,
+    "vocab_size": 151936, "max_position_embeddings": 40960, "tie_word_embeddings": true,
+    "torch_dtype": "bfloat16", "attention_bias": false, "use_sliding_window": false, "sliding_window": null})");
+  ModelConfig c = load_hf_config(file);
+  CHECK(c.name == "tiny-qwen3");
+  CHECK(c.architecture == Architecture::qwen3);
+  CHECK(c.head_dim == 128);
+  CHECK(c.tie_word_embeddings);
+  CHECK(c.has_qk_norm());
+  CHECK(kv_layout(c, Engine::vllm, KvCacheDtype::model).bytes_per_token == 2 * 8 * 128 * 28 * 2);
+  WeightList w = model_weights(c);
+  // Tied: no lm_head tensor; q/k norms of head_dim per layer; qkv rows (16 + 2·8)·128.
+  for (const auto& t : w.tensors) CHECK(t.name != "lm_head.weight");
+  CHECK(w.tensors[1].name == "model.layers.0.self_attn.qkv_proj.weight");
+  CHECK(w.tensors[1].shape == std::vector<std::int64_t>{32 * 128, 1024});
+  CHECK(w.tensors[3].name == "model.layers.0.self_attn.q_norm.weight");
+  CHECK(w.tensors[3].shape == std::vector<std::int64_t>{128});
+  std::int64_t per_layer = 1024 * 2048 + 2 * 1024 * 1024 + 2048 * 1024 + 2 * 128 + 3 * 1024 * 3072 + 2 * 1024;
+  CHECK(parameter_count(c) == 28 * per_layer + 151936 * 1024 + 1024);  // 596,049,920: Qwen3-0.6B's shape
+}
+
+TEST_CASE("optional keys take the transformers defaults") {
+  // LlamaConfig: num_key_value_heads falls back to num_attention_heads; head_dim to hidden / heads.
+  ModelConfig c = load_hf_config(write_config("mha", R"({"model_type": "llama", "hidden_size": 512,
+    "intermediate_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, "vocab_size": 1000,
+    "max_position_embeddings": 2048})"));
+  CHECK(c.kv_heads == 8);
+  CHECK(c.head_dim == 64);
+  CHECK_FALSE(c.tie_word_embeddings);
+  // No torch_dtype counts as float32, which vLLM's --dtype auto serves as bf16.
+  CHECK(c.dtype == DType::bf16);
+  CHECK(load_hf_config(write_config("f16", llama_json(R"(, "torch_dtype": "float16")"))).dtype == DType::fp16);
+  CHECK(load_hf_config(write_config("f32", llama_json(R"(, "torch_dtype": "float32")"))).dtype == DType::bf16);
+  // Newer transformers write "dtype".
+  CHECK(load_hf_config(write_config("new", R"({"model_type": "llama", "hidden_size": 512, "intermediate_size": 1024,
+    "num_hidden_layers": 2, "num_attention_heads": 8, "vocab_size": 1000, "max_position_embeddings": 2048,
+    "dtype": "float16"})")).dtype == DType::fp16);
+  // attention_bias puts biases on q/k/v and o_proj.
+  ModelConfig biased = load_hf_config(write_config("bias", llama_json(R"(, "attention_bias": true)")));
+  CHECK(biased.qkv_bias);
+  CHECK(biased.o_proj_bias);
+}
+
+TEST_CASE("architectures names the model when model_type is absent") {
+  ModelConfig c = load_hf_config(write_config("no-type", R"({"architectures": ["MixtralForCausalLM"],
+    "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8,
+    "num_key_value_heads": 2, "vocab_size": 1000, "max_position_embeddings": 2048, "num_local_experts": 4,
+    "num_experts_per_tok": 2})"));
+  CHECK(c.architecture == Architecture::mixtral);
+  CHECK(c.experts == 4);
+  CHECK(c.moe_intermediate == 1024);
+}
+
+TEST_CASE("Qwen3-MoE dense layers and DeepSeek dense prefix") {
+  ModelConfig q = catalogue_model("Qwen3-30B-A3B");
+  q.dense_layers = {0, 5};
+  q.moe_layer_step = 1;
+  CHECK_FALSE(q.is_moe_layer(0));
+  CHECK(q.is_moe_layer(1));
+  CHECK_FALSE(q.is_moe_layer(5));
+  q.dense_layers = {};
+  q.moe_layer_step = 2;  // decoder_sparse_step 2: layers 1, 3, 5, ... are sparse
+  CHECK_FALSE(q.is_moe_layer(0));
+  CHECK(q.is_moe_layer(1));
+  ModelConfig d = catalogue_model("DeepSeek-V3");
+  CHECK_FALSE(d.is_moe_layer(2));
+  CHECK(d.is_moe_layer(3));
+  CHECK(d.is_moe_layer(60));
+}
+
+TEST_CASE("malformed config.json files are errors naming the file and the key") {
+  auto error_of = [](const fs::path& file) -> std::string {
+    try {
+      load_hf_config(file);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  fs::path f = write_config("bad", llama_json(R"(, "num_key_value_heads": "8")"));
+  CHECK(error_of(f) == f.string() + ": key 'num_key_value_heads': expected an integer, got string");
+
+  f = write_config("gpt2", R"({"model_type": "gpt2", "n_embd": 768})");
+  CHECK(error_of(f) == f.string() +
+                           ": model_type 'gpt2' is not supported (supported: llama, qwen2, qwen3, qwen3_moe, "
+                           "mixtral, deepseek_v3)");
+
+  f = write_config("arch", R"({"architectures": ["GPT2LMHeadModel"]})");
+  CHECK(error_of(f) == f.string() +
+                           ": architectures 'GPT2LMHeadModel' is not supported (supported: LlamaForCausalLM, "
+                           "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, MixtralForCausalLM, "
+                           "DeepseekV3ForCausalLM)");
+
+  f = write_config("none", R"({"hidden_size": 512})");
+  CHECK(error_of(f) == f.string() +
+                           ": key 'model_type' is missing (supported: llama, qwen2, qwen3, qwen3_moe, mixtral, "
+                           "deepseek_v3)");
+
+  f = write_config("nohidden", R"({"model_type": "llama", "num_hidden_layers": 2})");
+  CHECK(error_of(f) == f.string() + ": key 'hidden_size' is missing (model_type 'llama' needs it)");
+
+  f = write_config("zero", llama_json(R"(, "num_hidden_layers": 0)"));
+  CHECK(error_of(f) == f.string() + ": key 'num_hidden_layers': expected a positive integer, got 0");
+
+  f = write_config("frac", llama_json(R"(, "hidden_size": 4096.5)"));
+  CHECK(error_of(f) == f.string() + ": key 'hidden_size': expected an integer, got number 4096.5");
+
+  f = write_config("tie", llama_json(R"(, "tie_word_embeddings": "yes")"));
+  CHECK(error_of(f) == f.string() + ": key 'tie_word_embeddings': expected true or false, got string");
+
+  f = write_config("dtype", llama_json(R"(, "torch_dtype": "int8")"));
+  CHECK(error_of(f) == f.string() + ": key 'torch_dtype': expected bfloat16, float16 or float32, got 'int8'");
+
+  f = write_config("qwen3-nohd", R"({"model_type": "qwen3", "hidden_size": 1024, "intermediate_size": 3072,
+    "num_hidden_layers": 2, "num_attention_heads": 16, "num_key_value_heads": 8, "vocab_size": 1000,
+    "max_position_embeddings": 4096})");
+  CHECK(error_of(f) == f.string() + ": key 'head_dim' is missing (model_type 'qwen3' needs it)");
+
+  f = write_config("awq", llama_json(R"(, "quantization_config": {"quant_method": "awq", "bits": 4})"));
+  CHECK(error_of(f) == f.string() +
+                           ": key 'quantization_config.quant_method': 'awq' is not supported (supported: fp8 with "
+                           "weight_block_size)");
+
+  f = write_config("fp8", llama_json(R"(, "quantization_config": {"quant_method": "fp8"})"));
+  CHECK(error_of(f) == f.string() +
+                           ": key 'quantization_config.weight_block_size' is missing (only block-wise fp8 is "
+                           "modelled)");
+
+  f = write_config("swa", R"({"model_type": "qwen2", "hidden_size": 512, "intermediate_size": 1024,
+    "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 1000,
+    "max_position_embeddings": 2048, "use_sliding_window": true})");
+  CHECK(error_of(f) == f.string() +
+                           ": key 'use_sliding_window': sliding-window attention is not modelled (expected false)");
+
+  f = write_config("heads", R"({"model_type": "llama", "hidden_size": 500, "intermediate_size": 1024,
+    "num_hidden_layers": 2, "num_attention_heads": 8, "vocab_size": 1000, "max_position_embeddings": 2048})");
+  CHECK(error_of(f) == f.string() +
+                           ": hidden_size (500) is not divisible by num_attention_heads (8); give head_dim");
+
+  f = write_config("list", "[1, 2]");
+  CHECK(error_of(f) == f.string() + ": expected a JSON object at the top level, got array");
+
+  f = write_config("syntax", "{\"model_type\": \"llama\",\n  \"hidden_size\": }");
+  CHECK(error_of(f) == f.string() +
+                           ": not valid JSON: parse error at line 2, column 18: syntax error while parsing value - "
+                           "unexpected '}'; expected '[', '{', or a literal");
+
+  fs::path missing = headroom::test::temp_dir("hf") / "absent";
+  CHECK(error_of(missing) == (missing).string() + ": cannot open the model config");
+}
