@@ -1,8 +1,8 @@
 #include "sim/allocator/pickle_reader.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
-#include <cstring>
 #include <limits>
 #include <unordered_map>
 
@@ -223,7 +223,7 @@ class Unpickler {
   Tree run() {
     while (true) {
       op_pos_ = pos_;
-      if (pos_ >= data_.size()) truncated(1, "the next opcode (no STOP opcode seen)");
+      if (pos_ >= data_.size()) truncated(1, "the next opcode");
       auto op = static_cast<unsigned char>(data_[pos_++]);
       op_ = op;
       if (step(op)) break;
@@ -319,10 +319,28 @@ class Unpickler {
     stack_.resize(from);
     return c;
   }
-  void memo_put(std::uint64_t index) { memo_[index] = top(); }
+  // The memo: Python's pickler numbers entries 0, 1, 2, ..., so they live in a vector; an index
+  // beyond what the input's size allows (hostile LONG_BINPUT 4000000000) goes to a hash map
+  // instead of growing the vector.
+  static constexpr NodeId kUnset = std::numeric_limits<NodeId>::max();
+  void memo_put(std::uint64_t index) {
+    const NodeId v = top();
+    if (index <= data_.size()) {
+      if (index >= memo_dense_.size()) memo_dense_.resize(static_cast<std::size_t>(index) + 1, kUnset);
+      if (memo_dense_[index] == kUnset) ++memo_count_;
+      memo_dense_[index] = v;
+    } else {
+      if (memo_sparse_.emplace(index, v).second) ++memo_count_;
+      else memo_sparse_[index] = v;
+    }
+  }
   void memo_get(std::uint64_t index) {
-    auto it = memo_.find(index);
-    if (it == memo_.end()) malformed(fmt::format("refers to memo entry {}, which was never stored", index));
+    if (index < memo_dense_.size() && memo_dense_[index] != kUnset) {
+      push(memo_dense_[index]);
+      return;
+    }
+    auto it = memo_sparse_.find(index);
+    if (it == memo_sparse_.end()) malformed(fmt::format("refers to memo entry {}, which was never stored", index));
     push(it->second);
   }
 
@@ -498,7 +516,7 @@ class Unpickler {
         add_pairs(container_below(m, Kind::Dict), m);
         return false;
       }
-      case MEMOIZE: memo_put(memo_.size()); return false;
+      case MEMOIZE: memo_put(memo_count_); return false;  // index len(memo), as in Python
       case BINPUT: memo_put(le(1)); return false;
       case LONG_BINPUT: memo_put(le(4)); return false;
       case BINGET: memo_get(le(1)); return false;
@@ -544,7 +562,9 @@ class Unpickler {
   Tree tree_;
   std::vector<NodeId> stack_;
   std::vector<std::size_t> marks_;
-  std::unordered_map<std::uint64_t, NodeId> memo_;  // looked up only, never iterated
+  std::vector<NodeId> memo_dense_;
+  std::unordered_map<std::uint64_t, NodeId> memo_sparse_;  // looked up only, never iterated
+  std::uint64_t memo_count_ = 0;
 };
 
 }  // namespace

@@ -83,6 +83,8 @@ const char* to_string(TraceAction a);  // "alloc", "free_requested", ... as PyTo
 
 // Reads a snapshot from a PyTorch pickle (_dump_snapshot) or the same data as JSON; the format is
 // detected from the first byte. Throws InputError naming the file and what is wrong.
+// Dropped on read: stack frames, compile_context, user_metadata, top-level keys other than the
+// three above (external_annotations), and trace entries of user annotations ("user_defined").
 Snapshot read_snapshot(const std::filesystem::path& path);
 Snapshot read_snapshot_pickle(const std::string& bytes, const std::string& where);
 Snapshot read_snapshot_json(const std::string& text, const std::string& where);
