@@ -36,6 +36,11 @@ struct AllocatorConfig {
   std::string text;                              // the string this was parsed from
 
   bool max_split_limited() const { return max_split_size != kUnlimited; }
+  bool rounds_to_divisions() const {
+    for (std::size_t d : roundup_power2_divisions)
+      if (d > 1) return true;
+    return false;
+  }
   // Divisions for a size: interval index floor(log2 n) - 20 clamped to [0, 15] (AllocatorConfig.cpp).
   std::size_t divisions_for(Bytes n) const;
 };

@@ -3,6 +3,7 @@
 // every role; free blocks sit in their pool's ordered sets through an intrusive hook, so finding the
 // best fit and moving blocks between states never allocates.
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 #include <boost/intrusive/set.hpp>
@@ -15,7 +16,7 @@ struct BlockPool;
 struct ExpandableSegment;
 
 namespace bi = boost::intrusive;
-using BlockHook = bi::set_member_hook<bi::link_mode<bi::safe_link>, bi::optimize_size<true>>;
+using BlockHook = bi::set_member_hook<bi::link_mode<bi::safe_link>>;
 
 struct Block {
   Address ptr = 0;

@@ -25,10 +25,18 @@ class BlockArena {
     return b;
   }
   void recycle(Block* b) {
-    b->stream_uses.clear();  // keeps capacity: no allocation on reuse
-    auto uses = std::move(b->stream_uses);
-    *b = Block{};
-    b->stream_uses = std::move(uses);
+    // Field by field: the hook is already unlinked and stream_uses keeps its capacity.
+    b->ptr = b->size = b->requested_size = 0;
+    b->stream = 0;
+    b->pool = nullptr;
+    b->prev = nullptr;
+    b->expandable = nullptr;
+    b->stream_uses.clear();
+    b->gc_count_base = 0;
+    b->event_count = 0;
+    b->allocated = false;
+    b->mapped = true;
+    b->in_use = false;
     b->next = free_;
     free_ = b;
     --live_;

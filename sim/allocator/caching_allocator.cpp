@@ -13,7 +13,7 @@ inline std::int64_t i64(Bytes b) { return static_cast<std::int64_t>(b); }
 }  // namespace
 
 CachingAllocator::CachingAllocator(device::Device& device, AllocatorConfig config)
-    : device_(device), config_(std::move(config)) {
+    : device_(device), config_(std::move(config)), divisions_configured_(config_.rounds_to_divisions()) {
   stats_.max_split_size = config_.max_split_limited() ? i64(config_.max_split_size) : -1;
   if (config_.per_process_memory_fraction) device_.set_per_process_memory_fraction(*config_.per_process_memory_fraction);
 }
@@ -34,6 +34,7 @@ CachingAllocator::~CachingAllocator() {
 
 void CachingAllocator::set_config(AllocatorConfig config) {
   config_ = std::move(config);
+  divisions_configured_ = config_.rounds_to_divisions();
   if (config_.per_process_memory_fraction) device_.set_per_process_memory_fraction(*config_.per_process_memory_fraction);
 }
 
@@ -47,7 +48,8 @@ bool CachingAllocator::expandable_for(const BlockPool&) const {
 
 Block* CachingAllocator::malloc(Bytes requested, StreamId stream) {
   assert(requested > 0 && "0-byte requests never reach the allocator");
-  if (captures_underway_.empty()) process_events();
+  if (!needs_events_deferred_until_no_capture_.empty() && captures_underway_.empty()) [[unlikely]]
+    process_events();
   if (requested >= kOneExabyte) [[unlikely]] {
     OomInfo info;
     info.device = device_.spec().index;
@@ -58,7 +60,7 @@ Block* CachingAllocator::malloc(Bytes requested, StreamId stream) {
   }
   AllocParams p;
   p.requested = requested;
-  p.size = round_size(requested, config_);
+  p.size = round_size(requested, config_, divisions_configured_);
   p.stream = stream;
   p.pool = &get_pool(p.size, stream);
   p.alloc_size = segment_size_for(p.size, config_);
@@ -95,7 +97,7 @@ bool CachingAllocator::get_free_block(AllocParams& p) {
   Block* b = find_free_block(pool, p.stream, p.size);
   if (!b) return false;
   p.block = b;
-  pool.blocks.erase(pool.blocks.iterator_to(*b));
+  p.block_in_free_set = true;  // unlinked (or re-keyed in place) by alloc_found_block
   return true;
 }
 
@@ -130,7 +132,7 @@ Block* CachingAllocator::find_free_block(BlockPool& pool, StreamId stream, Bytes
 }
 
 bool CachingAllocator::would_reuse_cached_block(Bytes requested, StreamId stream) {
-  Bytes size = round_size(requested, config_);
+  Bytes size = round_size(requested, config_, divisions_configured_);
   return find_free_block(get_pool(size, stream), stream, size) != nullptr;
 }
 
@@ -291,6 +293,19 @@ Block* CachingAllocator::alloc_found_block(AllocParams& p, bool split_remainder)
   if (split_remainder) {
     // The allocation takes the low addresses; the remainder goes back to the free set.
     Block* remaining = block;
+    bool rekey_in_place = false;
+    if (p.block_in_free_set) {
+      // The remainder's key (stream, size - s, ptr + s) only moves down; when it still sorts after
+      // its predecessor the node keeps its place and no erase/insert is needed.
+      auto it = pool.blocks.iterator_to(*remaining);
+      rekey_in_place = true;
+      if (it != pool.blocks.begin()) {
+        const Block& pred = *std::prev(it);
+        rekey_in_place = pred.stream != remaining->stream || pred.size < remaining->size - p.size ||
+                         (pred.size == remaining->size - p.size && pred.ptr < remaining->ptr + p.size);
+      }
+      if (!rekey_in_place) pool.blocks.erase(it);
+    }
     block = arena_.make();
     block->ptr = remaining->ptr;
     block->size = p.size;
@@ -303,7 +318,11 @@ Block* CachingAllocator::alloc_found_block(AllocParams& p, bool split_remainder)
     remaining->prev = block;
     remaining->ptr += p.size;
     remaining->size -= p.size;
-    pool.insert(*remaining);
+    if (rekey_in_place) {
+      remaining->gc_count_base = pool.get_free_blocks_call_count;  // as a fresh insert would
+    } else {
+      pool.insert(*remaining);
+    }
     if (!block->expandable) {
       if (already_split) {
         // An already-split inactive block shrinks by size bytes.
@@ -313,9 +332,12 @@ Block* CachingAllocator::alloc_found_block(AllocParams& p, bool split_remainder)
         AllocatorStats::both(stats_.inactive_split, small, [](Stat& s) { s.increase(1); });
       }
     }
-  } else if (already_split && !block->expandable) {
-    AllocatorStats::both(stats_.inactive_split_bytes, small, [&](Stat& s) { s.decrease(i64(block->size)); });
-    AllocatorStats::both(stats_.inactive_split, small, [](Stat& s) { s.decrease(1); });
+  } else {
+    if (p.block_in_free_set) pool.blocks.erase(pool.blocks.iterator_to(*block));
+    if (already_split && !block->expandable) {
+      AllocatorStats::both(stats_.inactive_split_bytes, small, [&](Stat& s) { s.decrease(i64(block->size)); });
+      AllocatorStats::both(stats_.inactive_split, small, [](Stat& s) { s.decrease(1); });
+    }
   }
   block->allocated = true;
   block->requested_size = p.requested;
@@ -442,14 +464,30 @@ void CachingAllocator::free_block(Block* block) {
   BlockPool& pool = *block->pool;
   std::int64_t net_inactive_blocks = 0;
   std::int64_t net_inactive_bytes = 0;
+  Block* slot = nullptr;  // a merged neighbour whose place in the free set the block may take
   for (Block* candidate : {block->prev, block->next}) {
-    Bytes subsumed = try_merge_blocks(block, candidate, pool);
+    Bytes subsumed = try_merge_blocks(block, candidate, pool, &slot);
     if (subsumed > 0) {
       net_inactive_blocks -= 1;
       net_inactive_bytes -= i64(subsumed);
     }
   }
-  pool.insert(*block);
+  if (slot) {
+    // The merged key is larger than the neighbour's, so it still follows the neighbour's
+    // predecessor; if it also precedes the neighbour's successor, take its node in place.
+    auto it = pool.blocks.iterator_to(*slot);
+    auto succ = std::next(it);
+    if (succ == pool.blocks.end() || BySize{}(*block, *succ)) {
+      pool.blocks.replace_node(it, *block);
+      block->gc_count_base = pool.get_free_blocks_call_count;
+    } else {
+      pool.blocks.erase(it);
+      pool.insert(*block);
+    }
+    arena_.recycle(slot);
+  } else {
+    pool.insert(*block);
+  }
   if (block->is_split()) {
     net_inactive_blocks += 1;
     net_inactive_bytes += i64(block->size);
@@ -471,7 +509,7 @@ void CachingAllocator::free_block(Block* block) {
   AllocatorStats::both(stats_.requested_bytes, small, [&](Stat& s) { s.decrease(i64(requested)); });
 }
 
-Bytes CachingAllocator::try_merge_blocks(Block* dst, Block* src, BlockPool& pool) {
+Bytes CachingAllocator::try_merge_blocks(Block* dst, Block* src, BlockPool& pool, Block** slot) {
   if (!src || src->allocated || src->event_count > 0 || !src->stream_uses.empty() || dst->mapped != src->mapped)
     return 0;
   if (dst->prev == src) {  // [src dst]
@@ -484,6 +522,10 @@ Bytes CachingAllocator::try_merge_blocks(Block* dst, Block* src, BlockPool& pool
   }
   const Bytes subsumed = src->size;
   dst->size += subsumed;
+  if (slot && !*slot && src->mapped) {
+    *slot = src;  // stays linked: the caller hands its node to dst, then recycles it
+    return subsumed;
+  }
   if (src->mapped) pool.blocks.erase(pool.blocks.iterator_to(*src));
   else pool.unmapped.erase(pool.unmapped.iterator_to(*src));
   arena_.recycle(src);

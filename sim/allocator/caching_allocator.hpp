@@ -109,6 +109,7 @@ class CachingAllocator {
     StreamId stream = 0;
     BlockPool* pool = nullptr;
     Block* block = nullptr;
+    bool block_in_free_set = false;  // found in the cache: still linked, unlinked by alloc_found_block
   };
 
   // malloc path (spec §3), each step as in PyTorch.
@@ -126,7 +127,7 @@ class CachingAllocator {
   // free path
   void release_allocation(Block* block);
   void free_block(Block* block);
-  Bytes try_merge_blocks(Block* dst, Block* src, BlockPool& pool);
+  Bytes try_merge_blocks(Block* dst, Block* src, BlockPool& pool, Block** slot = nullptr);
   void insert_events(Block* block);
   void process_events();
   void synchronize_and_free_events();
@@ -150,6 +151,7 @@ class CachingAllocator {
 
   device::Device& device_;
   AllocatorConfig config_;
+  bool divisions_configured_ = false;  // any roundup_power2_divisions > 1 (cached for the hot path)
   AllocatorStats stats_;
   BlockArena arena_;
   BlockPool large_blocks_{false};

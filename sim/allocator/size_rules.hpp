@@ -7,8 +7,9 @@
 namespace headroom::alloc {
 
 // round_size(n): 512-byte minimum and granularity, or power-of-two divisions when configured.
-inline Bytes round_size(Bytes n, const AllocatorConfig& c) {
+inline Bytes round_size(Bytes n, const AllocatorConfig& c, bool divisions_configured) {
   if (n < kMinBlockSize) return kMinBlockSize;
+  if (!divisions_configured) return round_up(n, kMinBlockSize);
   std::size_t divisions = c.divisions_for(n);
   if (divisions > 1 && n > kMinBlockSize * divisions) {
     // Round up to the next 1/divisions step of the enclosing power-of-two interval
@@ -23,6 +24,8 @@ inline Bytes round_size(Bytes n, const AllocatorConfig& c) {
 }
 
 inline bool is_small_request(Bytes rounded) { return rounded <= kSmallSize; }
+
+inline Bytes round_size(Bytes n, const AllocatorConfig& c) { return round_size(n, c, c.rounds_to_divisions()); }
 
 // get_allocation_size: the size of a new segment for a rounded request.
 inline Bytes segment_size_for(Bytes rounded, const AllocatorConfig& c) {
