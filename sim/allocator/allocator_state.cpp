@@ -163,16 +163,17 @@ void CachingAllocator::check_invariants() const {
       if (have[p].current != want[p].current)
         fail(fmt::format("{}[{}].current is {} but recomputes to {}", name, p, have[p].current, want[p].current));
   };
-  check_array("allocation", stats_.allocation, expect.allocation);
-  check_array("allocated_bytes", stats_.allocated_bytes, expect.allocated_bytes);
-  check_array("active", stats_.active, expect.active);
-  check_array("active_bytes", stats_.active_bytes, expect.active_bytes);
-  check_array("requested_bytes", stats_.requested_bytes, expect.requested_bytes);
-  check_array("reserved_bytes", stats_.reserved_bytes, expect.reserved_bytes);
-  check_array("segment", stats_.segment, expect.segment);
-  check_array("inactive_split", stats_.inactive_split, expect.inactive_split);
-  check_array("inactive_split_bytes", stats_.inactive_split_bytes, expect.inactive_split_bytes);
-  for (const StatArray* a : {&stats_.allocated_bytes, &stats_.reserved_bytes, &stats_.active_bytes})
+  const AllocatorStats& have = stats();
+  check_array("allocation", have.allocation, expect.allocation);
+  check_array("allocated_bytes", have.allocated_bytes, expect.allocated_bytes);
+  check_array("active", have.active, expect.active);
+  check_array("active_bytes", have.active_bytes, expect.active_bytes);
+  check_array("requested_bytes", have.requested_bytes, expect.requested_bytes);
+  check_array("reserved_bytes", have.reserved_bytes, expect.reserved_bytes);
+  check_array("segment", have.segment, expect.segment);
+  check_array("inactive_split", have.inactive_split, expect.inactive_split);
+  check_array("inactive_split_bytes", have.inactive_split_bytes, expect.inactive_split_bytes);
+  for (const StatArray* a : {&have.allocated_bytes, &have.reserved_bytes, &have.active_bytes})
     for (const Stat& s : *a)
       if (s.peak < s.current) fail("a peak is below its current value");
 }
@@ -185,8 +186,8 @@ std::vector<Block*> CachingAllocator::seed_segment(Address address, StreamId str
   if (!device_.adopt_range(address, total))
     throw std::runtime_error(fmt::format("segment {:#x} ({} bytes) does not fit on the device", address, total));
   total_allocated_memory_ += total;
-  AllocatorStats::both(stats_.segment, small_pool, [](Stat& s) { s.increase(1); });
-  AllocatorStats::both(stats_.reserved_bytes, small_pool, [&](Stat& s) { s.increase(i64(total)); });
+  hot_.segment.increase(small_pool, 1);
+  hot_.reserved_bytes.increase(small_pool, i64(total));
   if (total >= config_.max_split_size) stats_.oversize_segments.increase(1);
   std::vector<Block*> made;
   Block* prev = nullptr;
@@ -209,12 +210,12 @@ std::vector<Block*> CachingAllocator::seed_segment(Address address, StreamId str
     const SeedBlock& sb = blocks[i];
     if (sb.allocated || sb.pending_free) {
       b->allocated = sb.allocated;
-      AllocatorStats::both(stats_.active, small_pool, [](Stat& s) { s.increase(1); });
-      AllocatorStats::both(stats_.active_bytes, small_pool, [&](Stat& s) { s.increase(i64(b->size)); });
-      AllocatorStats::both(stats_.requested_bytes, small_pool, [&](Stat& s) { s.increase(i64(b->requested_size)); });
+      hot_.active.increase(small_pool, 1);
+      hot_.active_bytes.increase(small_pool, i64(b->size));
+      hot_.requested_bytes.increase(small_pool, i64(b->requested_size));
       if (sb.allocated) {
-        AllocatorStats::both(stats_.allocation, small_pool, [](Stat& s) { s.increase(1); });
-        AllocatorStats::both(stats_.allocated_bytes, small_pool, [&](Stat& s) { s.increase(i64(b->size)); });
+        hot_.allocation.increase(small_pool, 1);
+        hot_.allocated_bytes.increase(small_pool, i64(b->size));
         if (b->size >= config_.max_split_size) stats_.oversize_allocations.increase(1);
       } else {
         b->event_count = 1;
@@ -223,8 +224,8 @@ std::vector<Block*> CachingAllocator::seed_segment(Address address, StreamId str
     } else {
       pool.insert(*b);
       if (b->is_split()) {
-        AllocatorStats::both(stats_.inactive_split, small_pool, [](Stat& s) { s.increase(1); });
-        AllocatorStats::both(stats_.inactive_split_bytes, small_pool, [&](Stat& s) { s.increase(i64(b->size)); });
+        hot_.inactive_split.increase(small_pool, 1);
+        hot_.inactive_split_bytes.increase(small_pool, i64(b->size));
       }
     }
   }

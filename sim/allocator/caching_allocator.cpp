@@ -155,8 +155,8 @@ bool CachingAllocator::alloc_block(AllocParams& p, bool is_retry) {
   b->stream = p.stream;
   b->pool = p.pool;
   p.block = b;
-  AllocatorStats::both(stats_.segment, p.pool->is_small, [](Stat& s) { s.increase(1); });
-  AllocatorStats::both(stats_.reserved_bytes, p.pool->is_small, [&](Stat& s) { s.increase(i64(size)); });
+  hot_.segment.increase(p.pool->is_small, 1);
+  hot_.reserved_bytes.increase(p.pool->is_small, i64(size));
   if (size >= config_.max_split_size) stats_.oversize_segments.increase(1);
   stats_.num_device_alloc++;
   trace(TraceAction::SegmentAlloc, b->ptr, size, p.stream);
@@ -236,8 +236,8 @@ void CachingAllocator::release_block(Block* block) {
   total_allocated_memory_ -= block->size;
   BlockPool& pool = *block->pool;
   if (pool.owner_private_pool) pool.owner_private_pool->cuda_malloc_count--;
-  AllocatorStats::both(stats_.segment, pool.is_small, [](Stat& s) { s.decrease(1); });
-  AllocatorStats::both(stats_.reserved_bytes, pool.is_small, [&](Stat& s) { s.decrease(i64(block->size)); });
+  hot_.segment.decrease(pool.is_small, 1);
+  hot_.reserved_bytes.decrease(pool.is_small, i64(block->size));
   if (block->size >= config_.max_split_size) stats_.oversize_segments.decrease(1);
   pool.blocks.erase(pool.blocks.iterator_to(*block));
   arena_.recycle(block);
@@ -326,17 +326,17 @@ Block* CachingAllocator::alloc_found_block(AllocParams& p, bool split_remainder)
     if (!block->expandable) {
       if (already_split) {
         // An already-split inactive block shrinks by size bytes.
-        AllocatorStats::both(stats_.inactive_split_bytes, small, [&](Stat& s) { s.decrease(i64(block->size)); });
+        hot_.inactive_split_bytes.decrease(small, i64(block->size));
       } else {
-        AllocatorStats::both(stats_.inactive_split_bytes, small, [&](Stat& s) { s.increase(i64(remaining->size)); });
-        AllocatorStats::both(stats_.inactive_split, small, [](Stat& s) { s.increase(1); });
+        hot_.inactive_split_bytes.increase(small, i64(remaining->size));
+        hot_.inactive_split.increase(small, 1);
       }
     }
   } else {
     if (p.block_in_free_set) pool.blocks.erase(pool.blocks.iterator_to(*block));
     if (already_split && !block->expandable) {
-      AllocatorStats::both(stats_.inactive_split_bytes, small, [&](Stat& s) { s.decrease(i64(block->size)); });
-      AllocatorStats::both(stats_.inactive_split, small, [](Stat& s) { s.decrease(1); });
+      hot_.inactive_split_bytes.decrease(small, i64(block->size));
+      hot_.inactive_split.decrease(small, 1);
     }
   }
   block->allocated = true;
@@ -344,11 +344,11 @@ Block* CachingAllocator::alloc_found_block(AllocParams& p, bool split_remainder)
   if (recording_) [[unlikely]]
     trace(TraceAction::Alloc, block->ptr, p.requested, block->stream);
   const std::int64_t bsize = i64(block->size);
-  AllocatorStats::both(stats_.allocation, small, [](Stat& s) { s.increase(1); });
-  AllocatorStats::both(stats_.allocated_bytes, small, [&](Stat& s) { s.increase(bsize); });
-  AllocatorStats::both(stats_.active, small, [](Stat& s) { s.increase(1); });
-  AllocatorStats::both(stats_.active_bytes, small, [&](Stat& s) { s.increase(bsize); });
-  AllocatorStats::both(stats_.requested_bytes, small, [&](Stat& s) { s.increase(i64(p.requested)); });
+  hot_.allocation.increase(small, 1);
+  hot_.allocated_bytes.increase(small, bsize);
+  hot_.active.increase(small, 1);
+  hot_.active_bytes.increase(small, bsize);
+  hot_.requested_bytes.increase(small, i64(p.requested));
   if (block->size >= config_.max_split_size) stats_.oversize_allocations.increase(1);
   return block;
 }
@@ -382,8 +382,8 @@ void CachingAllocator::report_oom(const AllocParams& p) {
 void CachingAllocator::release_allocation(Block* block) {
   block->allocated = false;
   const bool small = block->pool->is_small;
-  AllocatorStats::both(stats_.allocation, small, [](Stat& s) { s.decrease(1); });
-  AllocatorStats::both(stats_.allocated_bytes, small, [&](Stat& s) { s.decrease(i64(block->size)); });
+  hot_.allocation.decrease(small, 1);
+  hot_.allocated_bytes.decrease(small, i64(block->size));
   if (recording_) [[unlikely]]
     trace(TraceAction::FreeRequested, block->ptr, block->requested_size, block->stream);
   if (block->size >= config_.max_split_size) stats_.oversize_allocations.decrease(1);
@@ -495,18 +495,14 @@ void CachingAllocator::free_block(Block* block) {
   const bool small = pool.is_small;
   // inactive_split excludes expandable segments: their free pages can always be returned.
   if (!block->expandable) {
-    AllocatorStats::both(stats_.inactive_split, small, [&](Stat& s) {
-      if (net_inactive_blocks > 0) s.increase(net_inactive_blocks);
-      else if (net_inactive_blocks < 0) s.decrease(-net_inactive_blocks);
-    });
-    AllocatorStats::both(stats_.inactive_split_bytes, small, [&](Stat& s) {
-      if (net_inactive_bytes > 0) s.increase(net_inactive_bytes);
-      else if (net_inactive_bytes < 0) s.decrease(-net_inactive_bytes);
-    });
+    if (net_inactive_blocks > 0) hot_.inactive_split.increase(small, net_inactive_blocks);
+    else if (net_inactive_blocks < 0) hot_.inactive_split.decrease(small, -net_inactive_blocks);
+    if (net_inactive_bytes > 0) hot_.inactive_split_bytes.increase(small, net_inactive_bytes);
+    else if (net_inactive_bytes < 0) hot_.inactive_split_bytes.decrease(small, -net_inactive_bytes);
   }
-  AllocatorStats::both(stats_.active, small, [](Stat& s) { s.decrease(1); });
-  AllocatorStats::both(stats_.active_bytes, small, [&](Stat& s) { s.decrease(i64(original_size)); });
-  AllocatorStats::both(stats_.requested_bytes, small, [&](Stat& s) { s.decrease(i64(requested)); });
+  hot_.active.decrease(small, 1);
+  hot_.active_bytes.decrease(small, i64(original_size));
+  hot_.requested_bytes.decrease(small, i64(requested));
 }
 
 Bytes CachingAllocator::try_merge_blocks(Block* dst, Block* src, BlockPool& pool, Block** slot) {
@@ -646,7 +642,7 @@ bool CachingAllocator::map_block(Block* to_map, Bytes size) {
   try_merge_blocks(to_map, to_map->next, pool);
   pool.insert(*to_map);
   total_allocated_memory_ += mapped.size;
-  AllocatorStats::both(stats_.reserved_bytes, pool.is_small, [&](Stat& s) { s.increase(i64(mapped.size)); });
+  hot_.reserved_bytes.increase(pool.is_small, i64(mapped.size));
   stats_.num_device_alloc++;
   trace(TraceAction::SegmentMap, mapped.ptr, mapped.size, to_map->stream);
   return true;
@@ -694,7 +690,7 @@ void CachingAllocator::unmap_block(Block* block) {
   try_merge_blocks(block, block->next, pool);
   pool.unmapped.insert(*block);
   total_allocated_memory_ -= unmapped.size;
-  AllocatorStats::both(stats_.reserved_bytes, pool.is_small, [&](Stat& s) { s.decrease(i64(unmapped.size)); });
+  hot_.reserved_bytes.decrease(pool.is_small, i64(unmapped.size));
   stats_.num_device_free++;
   trace(TraceAction::SegmentUnmap, unmapped.ptr, unmapped.size, block->stream);
 }

@@ -74,11 +74,25 @@ class CachingAllocator {
   bool capture_underway() const { return !captures_underway_.empty(); }
 
   // --- observation ---
-  const AllocatorStats& stats() const { return stats_; }
-  void reset_peak_stats() { stats_.reset_peak(); }
-  void reset_accumulated_stats() { stats_.reset_accumulated(); }
-  Bytes allocated_bytes() const { return static_cast<Bytes>(stats_.allocated_bytes[kAll].current); }
-  Bytes reserved_bytes() const { return static_cast<Bytes>(stats_.reserved_bytes[kAll].current); }
+  // torch.cuda.memory_stats(); the reference stays valid, its values are those of the last call.
+  const AllocatorStats& stats() const {
+    hot_.view_into(stats_);
+    return stats_;
+  }
+  void reset_peak_stats() {
+    stats_.reset_peak();
+    hot_.for_each([](PooledStat& s) { s.reset_peak(); });
+  }
+  void reset_accumulated_stats() {
+    stats_.reset_accumulated();
+    hot_.for_each([](PooledStat& s) { s.reset_accumulated(); });
+  }
+  Bytes allocated_bytes() const {
+    return static_cast<Bytes>(hot_.allocated_bytes.pool[0].current + hot_.allocated_bytes.pool[1].current);
+  }
+  Bytes reserved_bytes() const {
+    return static_cast<Bytes>(hot_.reserved_bytes.pool[0].current + hot_.reserved_bytes.pool[1].current);
+  }
   Bytes private_pool_reserved_bytes() const;
   const std::optional<OomInfo>& last_oom() const { return last_oom_; }
   Fragmentation fragmentation() const;
@@ -152,7 +166,8 @@ class CachingAllocator {
   device::Device& device_;
   AllocatorConfig config_;
   bool divisions_configured_ = false;  // any roundup_power2_divisions > 1 (cached for the hot path)
-  AllocatorStats stats_;
+  mutable AllocatorStats stats_;  // scalar statistics; array ones are materialised from hot_
+  mutable PooledStats hot_;       // array statistics, per pool (the hot path updates these)
   BlockArena arena_;
   BlockPool large_blocks_{false};
   BlockPool small_blocks_{true};

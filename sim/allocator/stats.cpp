@@ -24,6 +24,18 @@ void AllocatorStats::reset_accumulated() {
   num_alloc_retries = num_ooms = num_sync_all_streams = num_device_alloc = num_device_free = 0;
 }
 
+void PooledStats::view_into(AllocatorStats& out) const {
+  out.allocation = allocation.view();
+  out.segment = segment.view();
+  out.active = active.view();
+  out.inactive_split = inactive_split.view();
+  out.allocated_bytes = allocated_bytes.view();
+  out.reserved_bytes = reserved_bytes.view();
+  out.active_bytes = active_bytes.view();
+  out.inactive_split_bytes = inactive_split_bytes.view();
+  out.requested_bytes = requested_bytes.view();
+}
+
 nlohmann::json to_memory_stats_json(const AllocatorStats& s) {
   nlohmann::json j = nlohmann::json::object();
   auto put_array = [&](const char* name, const StatArray& a) {

@@ -53,6 +53,51 @@ struct AllocatorStats {
   void reset_accumulated();
 };
 
+// One statistic kept per pool ([0] small, [1] large). Its `all` entry is derived from the two, except
+// the peak, which is the maximum of their sum over time: one counter set updated per change instead of
+// two (the allocator's hot path).
+struct PooledStat {
+  Stat pool[2];
+  std::int64_t all_peak = 0;
+
+  void increase(bool small, std::int64_t n) {
+    pool[small ? 0 : 1].increase(n);
+    std::int64_t all = pool[0].current + pool[1].current;
+    if (all > all_peak) all_peak = all;
+  }
+  void decrease(bool small, std::int64_t n) { pool[small ? 0 : 1].decrease(n); }
+  StatArray view() const {
+    StatArray a;
+    a[kSmallPool] = pool[0];
+    a[kLargePool] = pool[1];
+    a[kAll] = Stat{pool[0].current + pool[1].current, all_peak, pool[0].allocated + pool[1].allocated,
+                   pool[0].freed + pool[1].freed};
+    return a;
+  }
+  void reset_peak() {
+    pool[0].reset_peak();
+    pool[1].reset_peak();
+    all_peak = pool[0].current + pool[1].current;
+  }
+  void reset_accumulated() {
+    pool[0].reset_accumulated();
+    pool[1].reset_accumulated();
+  }
+};
+
+struct PooledStats {
+  PooledStat allocation, segment, active, inactive_split;
+  PooledStat allocated_bytes, reserved_bytes, active_bytes, inactive_split_bytes, requested_bytes;
+  template <class F>
+  void for_each(F&& f) {
+    for (PooledStat* s : {&allocation, &segment, &active, &inactive_split, &allocated_bytes, &reserved_bytes,
+                          &active_bytes, &inactive_split_bytes, &requested_bytes})
+      f(*s);
+  }
+  // Writes the array statistics into `out` (scalars untouched).
+  void view_into(AllocatorStats& out) const;
+};
+
 // The flat key/value dict torch.cuda.memory_stats() returns, e.g. "allocated_bytes.all.current".
 nlohmann::json to_memory_stats_json(const AllocatorStats& stats);
 
