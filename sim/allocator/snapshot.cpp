@@ -50,6 +50,9 @@ Snapshot read_snapshot(const std::filesystem::path& path) {
 
   // A pickle of protocol 2 or later starts with the PROTO opcode (0x80); _dump_snapshot writes
   // one. The JSON form starts with '{' (an array is let through to get a precise message).
+  if (bytes.empty())
+    throw InputError(where + ": the file is empty (expected a pickle from torch.cuda.memory._dump_snapshot() or "
+                             "its JSON form)");
   const std::size_t first = bytes.find_first_not_of(" \t\r\n");
   if (!bytes.empty() && static_cast<unsigned char>(bytes[0]) == 0x80) return read_snapshot_pickle(bytes, where);
   if (first != std::string::npos && (bytes[first] == '{' || bytes[first] == '[')) {

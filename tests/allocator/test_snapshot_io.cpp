@@ -405,8 +405,8 @@ TEST_CASE("malformed snapshot files are refused with messages that say where and
 
   SECTION("empty file") {
     CHECK(read_bytes("empty.pickle", "") ==
-          d + "empty.pickle: not a PyTorch memory snapshot (expected a pickle from torch.cuda.memory._dump_snapshot() "
-              "or its JSON form)");
+          d + "empty.pickle: the file is empty (expected a pickle from torch.cuda.memory._dump_snapshot() or its "
+              "JSON form)");
   }
   SECTION("missing file") {
     CHECK(expect_error([&] { read_snapshot(dir / "nothing.pickle"); }) == d + "nothing.pickle: no such file");
