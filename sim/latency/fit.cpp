@@ -1,0 +1,258 @@
+#include "sim/latency/fit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <Eigen/Dense>
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+
+namespace headroom::latency {
+
+namespace {
+
+// The linear coefficients (fit.hpp) and their physical lower bounds.
+constexpr std::size_t kCoefficients = 6;
+using Vector6 = std::array<double, kCoefficients>;
+constexpr std::array<std::string_view, kCoefficients> kNames = {
+    "gemm_peak_efficiency", "gemm_half_efficiency_tokens", "memory_efficiency",
+    "attention_efficiency", "step_overhead_s",             "graph_overhead_s"};
+constexpr Vector6 kLower = {1, 0, 1, 1, 0, 0};
+constexpr int kMaxIterations = 50;
+
+Vector6 features(const StepTerms& t) {
+  return {t.gemm_compute, t.gemm_ramp, t.gemm_memory + t.attention_memory, t.attention_compute, t.eager, t.graph};
+}
+
+Vector6 to_linear(const device::LatencyCoefficients& c) {
+  return {1 / c.gemm_peak_efficiency, c.gemm_half_efficiency_tokens / c.gemm_peak_efficiency,
+          1 / c.memory_efficiency,    1 / c.attention_efficiency,
+          c.step_overhead_s,          c.graph_overhead_s};
+}
+
+device::LatencyCoefficients from_linear(const Vector6& x) {
+  device::LatencyCoefficients c;
+  c.fitted = true;
+  c.gemm_peak_efficiency = 1 / x[0];
+  c.gemm_half_efficiency_tokens = x[1] / x[0];
+  c.memory_efficiency = 1 / x[2];
+  c.attention_efficiency = 1 / x[3];
+  c.step_overhead_s = x[4];
+  c.graph_overhead_s = x[5];
+  return c;
+}
+
+// Lawson & Hanson NNLS: min |A y - b| subject to y >= 0. Columns move from the active set (held
+// at 0) to the passive set while the gradient A^T(b - Ay) has a positive entry; a passive
+// least-squares solution with a non-positive entry is pulled back along the segment to the
+// feasible region and the entries that reach 0 return to the active set.
+Eigen::VectorXd nnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& b) {
+  const Eigen::Index n = a.cols();
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(n);
+  std::vector<bool> passive(static_cast<std::size_t>(n), false);
+  const double tolerance = 1e-12 * std::max(1.0, (a.transpose() * b).cwiseAbs().maxCoeff());
+  for (int outer = 0; outer < 10 * static_cast<int>(n) + 10; ++outer) {
+    const Eigen::VectorXd gradient = a.transpose() * (b - a * x);
+    Eigen::Index pick = -1;
+    for (Eigen::Index j = 0; j < n; ++j)
+      if (!passive[static_cast<std::size_t>(j)] && gradient[j] > tolerance && (pick < 0 || gradient[j] > gradient[pick]))
+        pick = j;
+    if (pick < 0) break;
+    passive[static_cast<std::size_t>(pick)] = true;
+    for (int inner = 0; inner < 10 * static_cast<int>(n) + 10; ++inner) {
+      std::vector<Eigen::Index> cols;
+      for (Eigen::Index j = 0; j < n; ++j)
+        if (passive[static_cast<std::size_t>(j)]) cols.push_back(j);
+      Eigen::MatrixXd sub(a.rows(), static_cast<Eigen::Index>(cols.size()));
+      for (std::size_t k = 0; k < cols.size(); ++k) sub.col(static_cast<Eigen::Index>(k)) = a.col(cols[k]);
+      const Eigen::VectorXd solved = sub.completeOrthogonalDecomposition().solve(b);
+      Eigen::VectorXd z = Eigen::VectorXd::Zero(n);
+      bool feasible = true;
+      for (std::size_t k = 0; k < cols.size(); ++k) {
+        z[cols[k]] = solved[static_cast<Eigen::Index>(k)];
+        feasible = feasible && solved[static_cast<Eigen::Index>(k)] > 0;
+      }
+      if (feasible) {
+        x = z;
+        break;
+      }
+      // Step from x towards z until the first passive entry reaches 0; that one (and any other
+      // at or below 0) returns to the active set.
+      double alpha = 1;
+      Eigen::Index blocking = -1;
+      for (Eigen::Index j : cols)
+        if (z[j] <= 0) {
+          const double gap = x[j] - z[j];
+          const double step = gap > 0 ? x[j] / gap : 0;
+          if (blocking < 0 || step < alpha) {
+            alpha = step;
+            blocking = j;
+          }
+        }
+      x += alpha * (z - x);
+      for (Eigen::Index j : cols)
+        if (j == blocking || x[j] <= 0) {
+          x[j] = 0;
+          passive[static_cast<std::size_t>(j)] = false;
+        }
+    }
+  }
+  return x;
+}
+
+// Coefficients with no column in the problem keep their starting values, bit for bit.
+void keep_undetermined(device::LatencyCoefficients& c, const device::LatencyCoefficients& start,
+                       const std::array<bool, kCoefficients>& determined) {
+  if (!determined[0]) c.gemm_peak_efficiency = start.gemm_peak_efficiency;
+  if (!determined[1]) c.gemm_half_efficiency_tokens = start.gemm_half_efficiency_tokens;
+  if (!determined[2]) c.memory_efficiency = start.memory_efficiency;
+  if (!determined[3]) c.attention_efficiency = start.attention_efficiency;
+  if (!determined[4]) c.step_overhead_s = start.step_overhead_s;
+  if (!determined[5]) c.graph_overhead_s = start.graph_overhead_s;
+}
+
+struct Problem {
+  std::vector<Vector6> rows;  // features of each step under the current sides
+  bool operator==(const Problem&) const = default;
+};
+
+Problem build(const StepLatencyModel& model, std::span<const MeasuredStep> steps, const device::LatencyCoefficients& c) {
+  Problem p;
+  p.rows.reserve(steps.size());
+  for (const MeasuredStep& s : steps) p.rows.push_back(features(model.terms(s.batch, c)));
+  return p;
+}
+
+// Σ ((fitted - measured) / measured)^2 with the full (roofline) model.
+double relative_sse(const StepLatencyModel& model, std::span<const MeasuredStep> steps,
+                    const device::LatencyCoefficients& c) {
+  double sum = 0;
+  for (const MeasuredStep& s : steps) {
+    const double e = (step_seconds(model.terms(s.batch, c), c) - s.seconds) / s.seconds;
+    sum += e * e;
+  }
+  return sum;
+}
+
+// Solves the linear problem for fixed sides; coefficients with an all-zero column keep `start`.
+Vector6 solve(const Problem& p, std::span<const MeasuredStep> steps, const Vector6& start,
+              std::array<bool, kCoefficients>& determined) {
+  const auto n = static_cast<Eigen::Index>(steps.size());
+  Eigen::MatrixXd a(n, static_cast<Eigen::Index>(kCoefficients));
+  Eigen::VectorXd b(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const double weight = 1 / steps[static_cast<std::size_t>(i)].seconds;
+    for (std::size_t j = 0; j < kCoefficients; ++j)
+      a(i, static_cast<Eigen::Index>(j)) = p.rows[static_cast<std::size_t>(i)][j] * weight;
+    b[i] = 1;  // measured · weight
+  }
+  Vector6 x = start;
+  std::vector<Eigen::Index> free;
+  for (std::size_t j = 0; j < kCoefficients; ++j) {
+    const auto col = static_cast<Eigen::Index>(j);
+    determined[j] = a.col(col).cwiseAbs().maxCoeff() > 0;
+    if (determined[j]) {
+      free.push_back(col);
+      b -= a.col(col) * kLower[j];  // solve for x - lower >= 0
+    }
+  }
+  if (free.empty()) return x;
+  Eigen::MatrixXd sub(n, static_cast<Eigen::Index>(free.size()));
+  Eigen::VectorXd scale(static_cast<Eigen::Index>(free.size()));
+  for (std::size_t k = 0; k < free.size(); ++k) {
+    const auto kk = static_cast<Eigen::Index>(k);
+    scale[kk] = a.col(free[k]).norm();  // unit columns: the features differ by orders of magnitude
+    sub.col(kk) = a.col(free[k]) / scale[kk];
+  }
+  const Eigen::VectorXd y = nnls(sub, b);
+  for (std::size_t k = 0; k < free.size(); ++k) {
+    const auto j = static_cast<std::size_t>(free[k]);
+    x[j] = kLower[j] + y[static_cast<Eigen::Index>(k)] / scale[static_cast<Eigen::Index>(k)];
+  }
+  return x;
+}
+
+}  // namespace
+
+LatencyFit fit_latency(const StepLatencyModel& model, std::span<const MeasuredStep> steps,
+                       const device::LatencyCoefficients& start) {
+  if (steps.empty()) throw InputError("latency fit: no measured steps");
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].batch.empty()) throw InputError(fmt::format("latency fit: measured step {}: the batch is empty", i));
+    const double s = steps[i].seconds;
+    if (!(s > 0) || !std::isfinite(s))
+      throw InputError(fmt::format("latency fit: measured step {}: expected a positive time in seconds, got {}", i, s));
+  }
+  if (!(start.gemm_peak_efficiency > 0 && start.memory_efficiency > 0 && start.attention_efficiency > 0))
+    throw InputError("latency fit: the starting efficiencies must be positive");
+
+  const Vector6 start_x = to_linear(start);
+  device::LatencyCoefficients current = start;
+  device::LatencyCoefficients best;
+  double best_error = std::numeric_limits<double>::infinity();
+  std::array<bool, kCoefficients> determined{}, best_determined{};
+  std::vector<Problem> seen;  // side assignments already solved
+  LatencyFit fit;
+  for (int iteration = 1; iteration <= kMaxIterations; ++iteration) {
+    Problem problem = build(model, steps, current);
+    // The same sides as before: a fixed point, or a cycle between assignments (a kernel near its
+    // ridge point flipping sides); the best solution so far stands.
+    if (std::find(seen.begin(), seen.end(), problem) != seen.end()) break;
+    if (iteration == 1) {
+      std::size_t columns = 0;
+      for (std::size_t j = 0; j < kCoefficients; ++j) {
+        bool used = false;
+        for (const Vector6& row : problem.rows) used = used || row[j] != 0;
+        columns += used ? 1 : 0;
+      }
+      if (steps.size() < columns)
+        throw InputError(fmt::format("latency fit: the measured steps depend on {} coefficients, which need at least "
+                                     "{} steps, got {}",
+                                     columns, columns, steps.size()));
+    }
+    device::LatencyCoefficients candidate = from_linear(solve(problem, steps, start_x, determined));
+    keep_undetermined(candidate, start, determined);
+    fit.iterations = iteration;
+    const double error = relative_sse(model, steps, candidate);
+    if (error < best_error) {
+      best_error = error;
+      best = candidate;
+      best_determined = determined;
+    }
+    current = candidate;
+    seen.push_back(std::move(problem));
+  }
+
+  fit.coefficients = best;
+  for (std::size_t j = 0; j < kCoefficients; ++j)
+    if (!best_determined[j]) fit.kept.push_back(kNames[j]);
+
+  // Errors, overall and grouped by each step's largest fitted term.
+  fit.by_term = {TermError{"gemm compute"}, TermError{"gemm memory"}, TermError{"attention"}, TermError{"overhead"}};
+  const auto& c = best;
+  double total = 0;
+  for (const MeasuredStep& s : steps) {
+    const StepTerms t = model.terms(s.batch, c);
+    const double error = std::abs(step_seconds(t, c) - s.seconds) / s.seconds;
+    total += error;
+    const std::array<double, 4> parts = {
+        (t.gemm_compute + t.gemm_ramp * c.gemm_half_efficiency_tokens) / c.gemm_peak_efficiency,
+        t.gemm_memory / c.memory_efficiency,
+        t.attention_compute / c.attention_efficiency + t.attention_memory / c.memory_efficiency,
+        t.eager * c.step_overhead_s + t.graph * c.graph_overhead_s};
+    std::size_t largest = 0;
+    for (std::size_t k = 1; k < parts.size(); ++k)
+      if (parts[k] > parts[largest]) largest = k;
+    fit.by_term[largest].points += 1;
+    fit.by_term[largest].mape += error;
+  }
+  fit.mape = total / static_cast<double>(steps.size());
+  for (TermError& e : fit.by_term)
+    if (e.points > 0) e.mape /= static_cast<double>(e.points);
+  return fit;
+}
+
+}  // namespace headroom::latency

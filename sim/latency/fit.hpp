@@ -1,0 +1,53 @@
+#pragma once
+// Fits the step-latency coefficients of a GPU profile to measured steps (batch, seconds).
+//
+// With the side of every roofline fixed, a step's time is linear in
+//   x = (1/gemm_peak_efficiency, gemm_half_efficiency_tokens/gemm_peak_efficiency,
+//        1/memory_efficiency, 1/attention_efficiency, step_overhead_s, graph_overhead_s)
+// (step_latency.hpp StepTerms). The fit alternates: fix the sides under the current
+// coefficients, solve the linear least-squares problem, repeat until the sides stop changing.
+// Rows are weighted by 1/measured, so it minimises relative error (steps span milliseconds to
+// seconds). Physics bounds the solution: efficiencies are at most 1 (reciprocals at least 1) and
+// the half-efficiency rows and overheads are non-negative; the bounded problem is solved exactly
+// by Lawson & Hanson's active-set NNLS ("Solving Least Squares Problems", 1974, ch. 23) on
+// x - lower bound. A coefficient no measured step depends on (say, no CUDA-graph steps) keeps
+// its starting value and is listed in `kept`.
+#include <array>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "sim/core/units.hpp"
+#include "sim/device/gpu_profile.hpp"
+#include "sim/latency/batch.hpp"
+#include "sim/latency/step_latency.hpp"
+
+namespace headroom::latency {
+
+struct MeasuredStep {
+  Batch batch;
+  Seconds seconds = 0;
+};
+
+// Error of the fitted model over the measured steps whose largest fitted term is `term`
+// ("gemm compute", "gemm memory", "attention", "overhead"): where the model is wrong.
+struct TermError {
+  std::string_view term;
+  std::size_t points = 0;
+  double mape = 0;  // mean |fitted - measured| / measured, a fraction; 0 without points
+};
+
+struct LatencyFit {
+  device::LatencyCoefficients coefficients;  // fitted = true
+  double mape = 0;                           // over every measured step, a fraction
+  std::array<TermError, 4> by_term;          // in the order above
+  std::vector<std::string_view> kept;        // coefficients no step determines (profile key names)
+  int iterations = 0;                        // side assignments tried
+};
+
+// Throws InputError for no steps, an empty batch, a time that is not positive and finite, and
+// fewer steps than coefficients they determine (the message names the step's index).
+LatencyFit fit_latency(const StepLatencyModel& model, std::span<const MeasuredStep> steps,
+                       const device::LatencyCoefficients& start);
+
+}  // namespace headroom::latency

@@ -1,0 +1,118 @@
+#pragma once
+// The time of one engine step on one tensor-parallel rank, from what the step computes (batch.hpp)
+// and a GPU profile (sim/device/gpu_profile.hpp). Every kernel is costed by the roofline: the
+// larger of its FLOPs at an achieved fraction of peak and its bytes at an achieved fraction of
+// HBM bandwidth. The fractions and the per-step overheads are the profile's `latency`
+// coefficients, so calibration (fit.hpp) replaces them without touching this code.
+//
+//   step = Σ_GEMM max(FLOPs / (peak · eff(rows)), bytes / (bandwidth · memory_efficiency))
+//        + Σ_{prefill, decode} max(attention FLOPs / (peak · attention_efficiency),
+//                                  KV bytes / (bandwidth · memory_efficiency))
+//        + step_overhead_s (eager)  or  graph_overhead_s (replayed CUDA graph)
+//   eff(M) = gemm_peak_efficiency · M / (M + gemm_half_efficiency_tokens)
+//
+// Left out, each small next to the terms above or outside one rank: element-wise kernels (norms,
+// rotary embedding, SiLU, residual adds), the embedding gather, sampling, and tensor-parallel
+// all-reduces (the profile has no interconnect bandwidth yet).
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "sim/core/units.hpp"
+#include "sim/device/gpu_profile.hpp"
+#include "sim/latency/batch.hpp"
+#include "sim/model/dtype.hpp"
+#include "sim/model/kv_layout.hpp"
+#include "sim/model/model_config.hpp"
+
+namespace headroom::latency {
+
+// Which rows of the step multiply a GEMM's weight.
+enum class GemmRows {
+  tokens,   // every prefill token and decode sequence
+  sampled,  // one per sequence that samples (lm_head)
+  mla_kv,   // MLA kv_b_proj: also the cached context of prefill chunks (see step_latency.cpp)
+};
+
+// One linear layer (or one FusedMoE expert weight) on this rank: y[M, out] = x[M, in] · W^T.
+struct Gemm {
+  std::string_view name;           // the vLLM module name: qkv_proj, o_proj, gate_up_proj, ...
+  GemmRows rows = GemmRows::tokens;
+  std::int64_t in = 0;             // per rank (and per expert)
+  std::int64_t out = 0;
+  Bytes weight_element_bytes = 2;
+  double peak_flops_per_s = 0;     // the tensor-core peak its dtype runs at
+  int layers = 1;                  // decoder layers holding it (1 for lm_head)
+  int experts = 1;                 // > 1: routed experts, `top_k` of them per token
+  int top_k = 1;
+  Bytes weight_bytes() const;      // all layers and experts on this rank
+};
+
+// A step's time split into terms, each a quantity fixed by the batch, model and GPU peaks, in
+// seconds at 100 % efficiency, times one coefficient:
+//   step = gemm_compute / gemm_peak_efficiency
+//        + gemm_ramp · gemm_half_efficiency_tokens / gemm_peak_efficiency
+//        + (gemm_memory + attention_memory) / memory_efficiency
+//        + attention_compute / attention_efficiency
+//        + eager · step_overhead_s + graph · graph_overhead_s
+// Which side of each roofline a kernel is on depends on the coefficients, so terms() takes them.
+// The model is linear in (1/peak_eff, half/peak_eff, 1/memory_eff, 1/attention_eff, overheads)
+// once those sides are fixed; fit.hpp relies on that.
+struct StepTerms {
+  double gemm_compute = 0;       // Σ FLOPs / peak over compute-bound GEMMs
+  double gemm_ramp = 0;          // Σ FLOPs / (peak · rows per weight) over the same GEMMs
+  double gemm_memory = 0;        // Σ (weight + activation bytes) / bandwidth over memory-bound GEMMs
+  double attention_compute = 0;  // attention FLOPs / bf16 peak where compute-bound
+  double attention_memory = 0;   // KV bytes / bandwidth where memory-bound
+  double eager = 0;              // 1 for a non-empty step launched kernel by kernel
+  double graph = 0;              // 1 for a non-empty step replayed from a CUDA graph
+};
+
+// The step time by term (seconds), for reports.
+struct StepTime {
+  Seconds gemm = 0;
+  Seconds attention = 0;
+  Seconds overhead = 0;
+  Seconds total() const { return gemm + attention + overhead; }
+};
+
+// Evaluates `terms` with `c` (the formula above).
+Seconds step_seconds(const StepTerms& terms, const device::LatencyCoefficients& c);
+StepTime step_time_by_term(const StepTerms& terms, const device::LatencyCoefficients& c);
+
+class StepLatencyModel {
+ public:
+  // `weight_dtype`: element type of the quantizable linear weights as served (bf16/fp16, or fp8
+  // for FP8 checkpoints and online FP8 quantization); router and lm_head keep the model dtype.
+  // Throws InputError for a TP size the model does not allow, an fp32 weight dtype (the profile
+  // has no fp32 peak) and coefficients outside their range.
+  StepLatencyModel(const model::ModelConfig& config, int tp, model::KvCacheDtype kv_dtype,
+                   model::DType weight_dtype, const device::GpuProfile& profile);
+
+  // Seconds of one step with the profile's coefficients. Allocation-free; an empty batch takes 0.
+  Seconds step_time(const Batch& batch) const;
+  StepTime step_time_by_term(const Batch& batch) const;
+  // The terms under coefficients `c` (fit.hpp evaluates candidates with it).
+  StepTerms terms(const Batch& batch, const device::LatencyCoefficients& c) const;
+
+  const std::vector<Gemm>& gemms() const { return gemms_; }
+  // GEMM weight bytes on this rank: what a step that touches every expert reads once.
+  Bytes gemm_weight_bytes() const;
+  Bytes kv_bytes_per_token() const { return kv_bytes_per_token_; }  // all layers on this rank
+  const device::LatencyCoefficients& coefficients() const { return coefficients_; }
+  const device::GpuProfile& profile() const { return profile_; }
+
+ private:
+  void add_gemms(const model::ModelConfig& config, int tp, model::DType weight_dtype);
+
+  device::GpuProfile profile_;
+  device::LatencyCoefficients coefficients_;
+  std::vector<Gemm> gemms_;
+  std::vector<double> log_miss_;    // per GEMM: ln(1 - top_k/experts), for the experts touched
+  Bytes activation_bytes_ = 2;
+  Bytes kv_bytes_per_token_ = 0;
+  double prefill_flops_per_pair_ = 0;  // attention FLOPs per query-key pair, all layers
+  double decode_flops_per_pair_ = 0;
+};
+
+}  // namespace headroom::latency
