@@ -21,7 +21,7 @@ build: configure
 run: build
 	mkdir -p out
 	$(BUILD)/headroom sample-snapshot -o out/sample_snapshot.pickle
-	$(BUILD)/headroom replay out/sample_snapshot.pickle
+	$(BUILD)/headroom replay out/sample_snapshot.pickle --what-if expandable_segments:True --what-if max_split_size_mb:64
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

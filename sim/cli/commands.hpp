@@ -6,5 +6,6 @@ namespace headroom::cli {
 
 void add_replay_command(CLI::App& app);
 void add_sample_snapshot_command(CLI::App& app);
+void add_model_command(CLI::App& app);
 
 }  // namespace headroom::cli

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "headroom 0.1.0");
   headroom::cli::add_replay_command(app);
   headroom::cli::add_sample_snapshot_command(app);
+  headroom::cli::add_model_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

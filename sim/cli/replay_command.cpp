@@ -107,8 +107,8 @@ void print_report(const std::string& path, const alloc::ReplayReport& r) {
 }
 
 void print_what_if_table(const std::vector<alloc::ReplayReport>& rows, std::optional<Bytes> capacity) {
-  fmt::print("\nwhat-if: the same request stream from an empty cache on a {} device\n",
-             capacity ? format_bytes(*capacity) : std::string("unlimited"));
+  fmt::print("\nwhat-if: the same request stream from an empty cache on {}\n",
+             capacity ? "a " + format_bytes(*capacity) + " device" : std::string("a device of unlimited capacity"));
   fmt::print("  {:<44} {:>12} {:>12} {:>10} {:>14} {:>12} {:>6}\n", "configuration", "peak reserv", "peak alloc",
              "cudaMalloc", "frag at peak", "largest free", "OOM");
   for (const auto& r : rows) {

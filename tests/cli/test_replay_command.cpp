@@ -73,7 +73,7 @@ TEST_CASE("replay --what-if with --capacity reports each configuration and wheth
   }
   auto text = run_headroom("replay " + q(snap) + " --what-if expandable_segments:True");
   REQUIRE(text.exit_code == 0);
-  CHECK_THAT(text.output, Catch::Contains("what-if: the same request stream from an empty cache on a unlimited device"));
+  CHECK_THAT(text.output, Catch::Contains("what-if: the same request stream from an empty cache on a device of unlimited capacity"));
   CHECK_THAT(text.output, Catch::Contains("expandable_segments:True"));
 }
 

@@ -1,0 +1,78 @@
+#pragma once
+// Runs an allocation program through the caching allocator model and measures it: peak allocated
+// and reserved above the starting point (the allocator's rounded sizes and segments), the peak
+// within each decoder layer, the malloc count, and the OOM if one happens. The loop allocates
+// nothing: the slot table and the result are the caller's and keep their capacity between runs.
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "sim/allocator/block_pool.hpp"
+#include "sim/allocator/caching_allocator.hpp"
+#include "sim/model/allocation_program.hpp"
+
+namespace headroom::model {
+
+// Blocks held by programs run through one allocator: the transient slots of the program running
+// now, and the persistent buffers (workspaces, cached layer buffers) kept between runs and shared
+// by every program of the model, found again by persistent_key().
+class SlotTable {
+ public:
+  SlotTable() = default;
+  SlotTable(const SlotTable&) = delete;
+  SlotTable& operator=(const SlotTable&) = delete;
+
+  // Sizes the table for `program` (allocates only when it grows).
+  void prepare(const AllocationProgram& program);
+  alloc::Block*& transient(std::uint32_t slot) { return transient_[slot]; }
+  std::size_t transient_size() const { return transient_.size(); }
+  alloc::Block* persistent(std::uint32_t key) const;
+  void add_persistent(std::uint32_t key, alloc::Block* block);  // no allocation after prepare()
+  std::size_t persistent_count() const { return persistent_.size(); }
+  Bytes persistent_bytes() const;
+  // Frees every held block (persistent buffers included) back to `allocator`.
+  void release(alloc::CachingAllocator& allocator);
+
+ private:
+  std::vector<alloc::Block*> transient_;
+  std::vector<std::pair<std::uint32_t, alloc::Block*>> persistent_;
+};
+
+struct RunOptions {
+  // Allocate into this private pool, as during CUDA-graph capture (begin/end_allocate_to_pool).
+  std::optional<alloc::PoolId> graph_pool;
+  StreamId stream = 0;
+};
+
+struct LayerRun {
+  Bytes entry_allocated = 0;  // allocated above the run's start when the layer's first op ran
+  Bytes peak_allocated = 0;   // most allocated above the run's start during the layer
+  Bytes peak_reserved = 0;    // most reserved above the run's start during the layer
+  std::size_t peak_op = 0;    // the allocation that reached peak_allocated
+};
+
+struct ProgramRun {
+  Bytes start_allocated = 0;  // allocator state before the first op
+  Bytes start_reserved = 0;
+  Bytes peak_allocated = 0;   // most allocated above the start during the run
+  Bytes peak_reserved = 0;    // most reserved above the start during the run
+  std::size_t peak_op = 0;
+  Bytes end_allocated = 0;    // above the start at the end: persistent buffers this run created
+  std::int64_t allocations = 0;         // malloc calls made
+  std::int64_t persistent_reused = 0;   // persistent allocations skipped: the buffer was held
+  std::vector<LayerRun> layers;         // per decoder layer; layers the run never reached stay zero
+  bool completed = false;
+  std::optional<alloc::OomInfo> oom;    // set when a malloc failed; the run stopped there
+  std::size_t oom_op = 0;
+};
+
+// Runs `program`; on OOM frees the transient blocks it holds (as unwinding would) and stops,
+// keeping any persistent buffer already created. `result` is overwritten.
+void run_program(alloc::CachingAllocator& allocator, const AllocationProgram& program, SlotTable& slots,
+                 ProgramRun& result, const RunOptions& options = {});
+
+ProgramRun run_program(alloc::CachingAllocator& allocator, const AllocationProgram& program, SlotTable& slots,
+                       const RunOptions& options = {});
+
+}  // namespace headroom::model

@@ -1,0 +1,108 @@
+#include "sim/model/sampler_program.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+#include "sim/model/tensor_parallel.hpp"
+
+namespace headroom::model {
+
+std::string_view sampler_kind_name(SamplerKind kind) {
+  switch (kind) {
+    case SamplerKind::greedy: return "greedy";
+    case SamplerKind::native: return "native";
+    case SamplerKind::flashinfer: return "flashinfer";
+  }
+  return "?";
+}
+
+SamplerKind parse_sampler_kind(std::string_view text, std::string_view what) {
+  if (text == "greedy") return SamplerKind::greedy;
+  if (text == "native") return SamplerKind::native;
+  if (text == "flashinfer") return SamplerKind::flashinfer;
+  throw InputError(fmt::format("{}: expected one of greedy, native, flashinfer, got '{}'", what, text));
+}
+
+void emit_sampler(ProgramBuilder& b, const ModelConfig& m, std::int64_t seqs, int tp, const SamplerOptions& o) {
+  if (seqs < 1) throw InputError(fmt::format("seqs: expected at least 1, got {}", seqs));
+  TensorParallelShard shard = tensor_parallel_shard(m, tp);
+  const Bytes N = static_cast<Bytes>(seqs);
+  const Bytes V = static_cast<Bytes>(m.vocab);          // logical vocabulary: what the sampler sees
+  const Bytes rows = static_cast<Bytes>(shard.vocab);   // lm_head rows per rank, padded to 64
+  const Bytes e = dtype_bytes(m.dtype);
+  const Bytes NV = N * V;
+  b.set_layer(kNoLayer);
+
+  // gpu_model_runner: sample_hidden_states = hidden_states[logits_indices], one row per sequence.
+  std::uint32_t hidden = b.alloc(Tensor::sample_hidden, N * static_cast<Bytes>(m.hidden) * e);
+  std::uint32_t logits = kNoSlot;
+  if (tp == 1) {
+    logits = b.alloc(Tensor::logits, N * rows * e);  // lm_head: [N, V padded] in the model dtype
+  } else {
+    // LogitsProcessor._gather_logits → GroupCoordinator.all_gather(dim=-1): a [tp·N, V/tp] buffer,
+    // then movedim + reshape copies it to [N, V]; the rank's own [N, V/tp] dies with _get_logits.
+    std::uint32_t part = b.alloc(Tensor::logits_partial, N * rows * e);
+    std::uint32_t gather = b.alloc(Tensor::logits_gather, static_cast<Bytes>(tp) * N * rows * e);
+    logits = b.alloc(Tensor::logits, N * static_cast<Bytes>(tp) * rows * e);
+    b.free(gather);
+    b.free(part);
+  }
+  // Sampler.forward: logits[..., :vocab].to(float32), a contiguous [N, V] copy (vllm#27508's
+  // 786 MiB allocation); temperature and logits processors then work in place (§4a).
+  std::uint32_t fp32 = b.alloc(Tensor::logits_fp32, NV * 4);
+  std::uint32_t ids = kNoSlot;
+  switch (o.kind) {
+    case SamplerKind::greedy:
+      ids = b.alloc(Tensor::greedy_ids, N * 8);  // argmax: int64 [N]
+      break;
+    case SamplerKind::native: {
+      // vllm/v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p: logits.sort → fp32 values and
+      // int64 indices; top-k: bool mask; top-p: softmax (cumsum in place) and a bool mask; the
+      // masked values are scattered back (a new tensor unless in place). Tiny [N] temporaries
+      // (k as int64, the gathered threshold) are left out.
+      std::uint32_t sorted = b.alloc(Tensor::sort_values, NV * 4);
+      std::uint32_t index = b.alloc(Tensor::sort_indices, NV * 8);
+      std::uint32_t k_mask = b.alloc(Tensor::top_k_mask, NV * 1);
+      std::uint32_t p_probs = b.alloc(Tensor::top_p_probs, NV * 4);
+      std::uint32_t p_mask = b.alloc(Tensor::top_p_mask, NV * 1);
+      std::uint32_t masked = o.scatter_in_place ? kNoSlot : b.alloc(Tensor::masked_logits, NV * 4);
+      b.free(sorted);
+      b.free(index);
+      b.free(k_mask);
+      b.free(p_probs);
+      b.free(p_mask);
+      // forward_native: probs = softmax(fp32); random_sample: q = empty_like(probs).exponential_(),
+      // probs.div_(q).argmax() → int64 [N].
+      std::uint32_t probs = b.alloc(Tensor::probs, NV * 4);
+      std::uint32_t noise = b.alloc(Tensor::exponential_noise, NV * 4);
+      ids = b.alloc(Tensor::sampled_ids, N * 8);
+      b.free(noise);
+      b.free(probs);
+      b.free(masked);
+      break;
+    }
+    case SamplerKind::flashinfer: {
+      // flashinfer/sampling.py top_k_top_p_sampling_from_logits (top_k_first): top_k_mask_logits →
+      // a new fp32 [N, V]; torch.softmax → fp32 [N, V]; top_p_sampling_from_probs → int32 [N].
+      std::uint32_t masked = b.alloc(Tensor::masked_logits, NV * 4);
+      std::uint32_t probs = b.alloc(Tensor::probs, NV * 4);
+      ids = b.alloc(Tensor::sampled_ids, N * 4);
+      b.free(probs);
+      b.free(masked);
+      break;
+    }
+  }
+  b.free(ids);
+  b.free(fp32);
+  b.free(logits);
+  b.free(hidden);
+}
+
+AllocationProgram sampler_program(const ModelConfig& model, std::int64_t seqs, int tp, const SamplerOptions& options) {
+  ProgramBuilder builder(
+      fmt::format("sampler {} N={} tp={} {}", model.name, seqs, tp, sampler_kind_name(options.kind)), model.layers);
+  emit_sampler(builder, model, seqs, tp, options);
+  return builder.finish();
+}
+
+}  // namespace headroom::model
