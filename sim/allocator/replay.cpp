@@ -314,6 +314,7 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
   }
   model.reset_accumulated_stats();
   model.reset_peak_stats();
+  model.record_history(true);  // the model's own history of the replay, exported with its state
   if (options.check_invariants) model.check_invariants();
 
   std::vector<ReplayPoint> points;
@@ -428,8 +429,7 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
   report.cuda_malloc_calls = st.num_device_alloc;
   report.cuda_free_calls = st.num_device_free;
   report.final_fragmentation = model.fragmentation();
-  report.final_model_state = model.snapshot();
-  report.final_model_state.device_traces.clear();
+  report.final_model_state = model.snapshot();  // segments plus the history the model recorded
   if (!what_if) {
     report.final_state_compared = true;
     report.first_difference = first_segment_difference(report.final_model_state.segments, final_segments);

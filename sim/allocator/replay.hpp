@@ -67,7 +67,7 @@ struct ReplayReport {
   Fragmentation final_fragmentation;
   Fragmentation fragmentation_at_peak_reserved;
   std::vector<ReplayPoint> timeline;
-  Snapshot final_model_state;               // the model's own state at the end (segments only)
+  Snapshot final_model_state;               // the model's state at the end and its recorded history
 };
 
 // The configuration a snapshot was recorded under, from its allocator_settings.

@@ -50,10 +50,14 @@ TEST_CASE("replay text report, timeline CSV and export of the model's state") {
   CHECK(header ==
         "event_index,time_us,allocated_bytes,reserved_bytes,reserved_unallocated_bytes,largest_free_block_bytes,"
         "free_blocks");
-  // The exported state replays as a state-only snapshot that equals itself.
+  // The exported state and the model's own history of the replay replay again, exactly.
   auto again = run_headroom("replay " + q(dir / "state.json") + " --json");
   REQUIRE(again.exit_code == 0);
-  CHECK(nlohmann::json::parse(again.output)["final_state_matches"] == true);
+  auto j = nlohmann::json::parse(again.output);
+  CHECK(j["final_state_matches"] == true);
+  CHECK(j["allocations"].get<int>() > 0);
+  CHECK(j["address_matches"] == j["allocations"]);
+  CHECK(j["segment_matches"] == j["segment_events"]);
 }
 
 TEST_CASE("replay --what-if with --capacity reports each configuration and whether it OOMs") {
