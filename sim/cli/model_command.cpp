@@ -13,6 +13,7 @@
 #include "sim/allocator/caching_allocator.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
+#include "sim/model/model_source.hpp"
 #include "sim/model/catalogue.hpp"
 #include "sim/model/hf_config.hpp"
 #include "sim/model/kv_layout.hpp"
@@ -68,11 +69,6 @@ void require_positive(std::int64_t value, const char* flag) {
   if (value < 1) throw InputError(fmt::format("{}: expected at least 1, got {}", flag, value));
 }
 
-model::ModelConfig load_model(const std::string& name) {
-  if (std::filesystem::exists(name)) return model::load_hf_config(name);
-  return model::catalogue_model(name);
-}
-
 std::string layer_kind(const model::ModelConfig& m, int layer) {
   return fmt::format("{}+{}", m.is_mla() ? "mla" : "attention", m.is_moe_layer(layer) ? "moe" : "mlp");
 }
@@ -117,7 +113,7 @@ void run_model(const ModelArgs& a) {
   forward.mla_decode_out = model::parse_decode_out_buffer(a.mla_decode_out, "--mla-decode-out");
   forward.mla_decode_out_rows = a.decode_out_rows;
 
-  model::ModelConfig config = load_model(a.model);
+  model::ModelConfig config = model::load_model(a.model);
   if (a.seqs > a.tokens)
     throw InputError(fmt::format("--seqs: {} sequences need at least as many tokens, got --tokens {}", a.seqs, a.tokens));
   model::ForwardShape shape{a.tokens, a.seqs, a.decode_seqs, a.tp};
