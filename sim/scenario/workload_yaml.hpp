@@ -1,0 +1,19 @@
+#pragma once
+// The `workload:` section of a scenario as a workload::WorkloadSpec (shape: make_source.hpp, README
+// "Workloads"). Every key is checked; unknown keys get a did-you-mean; errors name file:line:col.
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "sim/core/yaml_section.hpp"
+#include "sim/workload/workload_spec.hpp"
+
+namespace headroom::scenario {
+
+// Paths: "$HEADROOM_DATA/..." uses that variable (default ../shared/traces); other relative paths
+// are taken relative to the scenario file's folder.
+std::string resolve_data_path(std::string_view path, const std::filesystem::path& relative_to);
+
+workload::WorkloadSpec read_workload(const YamlSection& section, const std::filesystem::path& relative_to);
+
+}  // namespace headroom::scenario
