@@ -1,0 +1,398 @@
+#include "sim/engine/paged_kv_cache.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "sim/core/error.hpp"
+
+namespace headroom::engine {
+
+namespace {
+
+// Parent hash of block 0 (vLLM seeds its chain with NONE_HASH).
+constexpr std::uint64_t kRootHash = 0x766c6c6d5f726f6fULL;
+
+[[noreturn]] void broken(const std::string& what) { throw std::logic_error("PagedKvCache: " + what); }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Hash index
+
+PagedKvCache::HashIndex::HashIndex(std::uint32_t max_entries) {
+  std::size_t capacity = 16;
+  while (capacity < 2 * static_cast<std::size_t>(max_entries)) capacity *= 2;  // load factor <= 1/2
+  keys_.assign(capacity, 0);
+  heads_.assign(capacity, kNone);
+  mask_ = capacity - 1;
+}
+
+PagedKvCache::BlockId PagedKvCache::HashIndex::find(std::uint64_t hash) const {
+  for (std::size_t i = slot(hash);; i = (i + 1) & mask_) {
+    if (heads_[i] == kNone) return kNone;
+    if (keys_[i] == hash) return heads_[i];
+  }
+}
+
+void PagedKvCache::HashIndex::set(std::uint64_t hash, BlockId head) {
+  for (std::size_t i = slot(hash);; i = (i + 1) & mask_) {
+    if (heads_[i] == kNone) {
+      keys_[i] = hash;
+      heads_[i] = head;
+      ++size_;
+      return;
+    }
+    if (keys_[i] == hash) {
+      heads_[i] = head;
+      return;
+    }
+  }
+}
+
+void PagedKvCache::HashIndex::erase(std::uint64_t hash) {
+  std::size_t i = slot(hash);
+  while (true) {
+    if (heads_[i] == kNone) return;
+    if (keys_[i] == hash) break;
+    i = (i + 1) & mask_;
+  }
+  // Backward-shift deletion: pull later entries of the probe run into the hole when their home
+  // slot does not lie cyclically in (hole, j].
+  std::size_t hole = i;
+  for (std::size_t j = (i + 1) & mask_; heads_[j] != kNone; j = (j + 1) & mask_) {
+    const std::size_t home = slot(keys_[j]);
+    const bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+    if (stays) continue;
+    keys_[hole] = keys_[j];
+    heads_[hole] = heads_[j];
+    hole = j;
+  }
+  heads_[hole] = kNone;
+  --size_;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+PagedKvCache::PagedKvCache(std::uint32_t num_blocks, Tokens block_size, bool enable_caching)
+    : num_blocks_(num_blocks), block_size_(block_size), caching_(enable_caching), index_(num_blocks) {
+  if (num_blocks < 2)
+    throw InputError("vLLM KV cache: num_blocks must be at least 2 (block 0 is the null block), got " +
+                     std::to_string(num_blocks));
+  if (block_size < 1) throw InputError("vLLM KV cache: block_size must be at least 1, got " + std::to_string(block_size));
+  ref_.assign(num_blocks, 0);
+  hashed_.assign(num_blocks, 0);
+  hash_.assign(num_blocks, 0);
+  same_next_.assign(num_blocks, 0);
+  same_prev_.assign(num_blocks, 0);
+  next_.assign(num_blocks + 1, 0);
+  prev_.assign(num_blocks + 1, 0);
+  const BlockId sentinel = num_blocks_;
+  next_[sentinel] = prev_[sentinel] = sentinel;
+  // Every block but the null block starts free, in id order (BlockPool pops block 0 first).
+  for (BlockId b = 1; b < num_blocks_; ++b) queue_push_back(b);
+  pending_blocks_.reserve(64);
+}
+
+double PagedKvCache::usage() const {
+  return 1.0 - static_cast<double>(free_count_) / static_cast<double>(num_blocks_ - 1);
+}
+
+std::uint64_t PagedKvCache::block_hash(const KvRequest& req, std::uint64_t parent, Tokens index) const {
+  const TokenRun last = token_run(req, (index + 1) * block_size_ - 1);
+  return mix_hash(parent, mix_hash(last.base, static_cast<std::uint64_t>(last.offset)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Free queue
+
+void PagedKvCache::queue_push_back(BlockId b) {
+  const BlockId sentinel = num_blocks_;
+  const BlockId tail = prev_[sentinel];
+  next_[tail] = b;
+  prev_[b] = tail;
+  next_[b] = sentinel;
+  prev_[sentinel] = b;
+  ++free_count_;
+  cached_free_ += hashed_[b];
+}
+
+void PagedKvCache::queue_remove(BlockId b) {
+  next_[prev_[b]] = next_[b];
+  prev_[next_[b]] = prev_[b];
+  --free_count_;
+  cached_free_ -= hashed_[b];
+}
+
+PagedKvCache::BlockId PagedKvCache::queue_pop_front() {
+  const BlockId b = next_[num_blocks_];
+  queue_remove(b);
+  return b;
+}
+
+std::vector<PagedKvCache::BlockId> PagedKvCache::free_queue() const {
+  std::vector<BlockId> out;
+  out.reserve(free_count_);
+  for (BlockId b = next_[num_blocks_]; b != num_blocks_; b = next_[b]) out.push_back(b);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cache map
+
+void PagedKvCache::cache_block(BlockId b, std::uint64_t hash) {
+  hashed_[b] = 1;
+  hash_[b] = hash;
+  ++hashed_count_;
+  const BlockId head = index_.find(hash);
+  if (head == HashIndex::kNone) {
+    same_next_[b] = same_prev_[b] = b;
+    index_.set(hash, b);
+    return;
+  }
+  // Appended after the newest: lookups keep returning the oldest (vLLM returns the first block
+  // of the hash's dict, in insertion order).
+  const BlockId tail = same_prev_[head];
+  same_next_[tail] = b;
+  same_prev_[b] = tail;
+  same_next_[b] = head;
+  same_prev_[head] = b;
+}
+
+void PagedKvCache::uncache_block(BlockId b) {
+  const std::uint64_t hash = hash_[b];
+  const BlockId head = index_.find(hash);
+  if (same_next_[b] == b) {
+    index_.erase(hash);
+  } else {
+    same_next_[same_prev_[b]] = same_next_[b];
+    same_prev_[same_next_[b]] = same_prev_[b];
+    if (head == b) index_.set(hash, same_next_[b]);
+  }
+  hashed_[b] = 0;
+  hash_[b] = 0;
+  --hashed_count_;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+
+PagedKvCache::RequestState* PagedKvCache::state_of(RequestId id) {
+  if (id >= state_index_.size() || state_index_[id] < 0) return nullptr;
+  return &states_[static_cast<std::size_t>(state_index_[id])];
+}
+
+const PagedKvCache::RequestState* PagedKvCache::state_of(RequestId id) const {
+  if (id >= state_index_.size() || state_index_[id] < 0) return nullptr;
+  return &states_[static_cast<std::size_t>(state_index_[id])];
+}
+
+PagedKvCache::RequestState& PagedKvCache::new_state(RequestId id) {
+  if (id >= state_index_.size()) state_index_.resize(std::max<std::size_t>(id + 1, 2 * state_index_.size()), -1);
+  std::size_t i;
+  if (!spare_states_.empty()) {
+    i = spare_states_.back();
+    spare_states_.pop_back();
+  } else {
+    i = states_.size();
+    states_.emplace_back();
+  }
+  state_index_[id] = static_cast<std::int64_t>(i);
+  RequestState& s = states_[i];
+  s.id = id;
+  s.blocks.clear();
+  if (s.blocks.capacity() < longest_table_) s.blocks.reserve(longest_table_);
+  s.num_hashed = 0;
+  s.last_hash = kRootHash;
+  ++live_requests_;
+  return s;
+}
+
+std::span<const PagedKvCache::BlockId> PagedKvCache::block_table(RequestId id) const {
+  const RequestState* s = state_of(id);
+  if (!s) return {};
+  return s->blocks;
+}
+
+Tokens PagedKvCache::find_cached_prefix(const KvRequest& req) {
+  if (const RequestState* s = state_of(req.id); s && !s->blocks.empty())
+    throw std::logic_error("PagedKvCache: request " + std::to_string(req.id) +
+                           " already holds blocks; vLLM looks up the prefix cache only for waiting requests");
+  ++counters_.lookups;
+  counters_.query_tokens += static_cast<std::uint64_t>(req.num_tokens);
+  pending_valid_ = true;
+  pending_id_ = req.id;
+  pending_blocks_.clear();
+  pending_last_hash_ = kRootHash;
+  if (!caching_ || req.num_tokens < 1) return 0;
+  // max_cache_hit_length = num_tokens − 1 (kv_cache_manager.py get_computed_blocks); whole
+  // blocks only (FullAttentionManager.find_longest_cache_hit: max_length // block_size).
+  const Tokens max_blocks = (req.num_tokens - 1) / block_size_;
+  std::uint64_t parent = kRootHash;
+  for (Tokens i = 0; i < max_blocks; ++i) {
+    const std::uint64_t h = block_hash(req, parent, i);
+    const BlockId b = index_.find(h);
+    if (b == HashIndex::kNone) break;  // a chain: no later block can be cached
+    pending_blocks_.push_back(b);
+    parent = h;
+  }
+  pending_last_hash_ = parent;
+  const Tokens hit = static_cast<Tokens>(pending_blocks_.size()) * block_size_;
+  counters_.hit_tokens += static_cast<std::uint64_t>(hit);
+  return hit;
+}
+
+bool PagedKvCache::allocate_slots(const KvRequest& req, Tokens num_new_tokens, Tokens num_lookahead_tokens) {
+  if (num_new_tokens < 1)
+    throw std::logic_error("PagedKvCache: allocate_slots needs num_new_tokens >= 1, got " +
+                           std::to_string(num_new_tokens));
+  if (num_lookahead_tokens < 0 || req.num_computed_tokens < 0)
+    throw std::logic_error("PagedKvCache: negative token count in allocate_slots");
+  RequestState* s = state_of(req.id);
+  const std::size_t held = s ? s->blocks.size() : 0;
+  const bool use_hit = pending_valid_ && pending_id_ == req.id && held == 0;
+  pending_valid_ = false;  // a hit is good for this call only
+  const std::size_t hits = use_hit ? pending_blocks_.size() : 0;
+
+  const Tokens computed = req.num_computed_tokens + static_cast<Tokens>(hits) * block_size_;
+  const Tokens need = computed + num_new_tokens + num_lookahead_tokens;
+  const std::size_t required = static_cast<std::size_t>((need + block_size_ - 1) / block_size_);
+  const std::size_t have = held + hits;
+  const std::size_t new_blocks = required > have ? required - have : 0;
+  // A hit block nobody references leaves the free queue when touched, so it counts as an
+  // allocation (single_type_kv_cache_manager.py get_num_blocks_to_allocate).
+  std::size_t evictable_hits = 0;
+  for (std::size_t k = 0; k < hits; ++k) evictable_hits += ref_[pending_blocks_[k]] == 0;
+  if (new_blocks + evictable_hits > free_count_) {
+    ++counters_.failed_allocations;
+    return false;
+  }
+
+  if (!s) s = &new_state(req.id);
+  // Touch the hit blocks first (BlockPool.touch), so the new blocks below cannot evict them.
+  for (std::size_t k = 0; k < hits; ++k) {
+    const BlockId b = pending_blocks_[k];
+    if (ref_[b] == 0) queue_remove(b);
+    ++ref_[b];
+    s->blocks.push_back(b);
+  }
+  if (hits > 0) {
+    s->num_hashed = static_cast<std::uint32_t>(hits);
+    s->last_hash = pending_last_hash_;
+  }
+  // New blocks from the queue head; a cached one loses its hash (BlockPool.get_new_blocks,
+  // _maybe_evict_cached_block).
+  for (std::size_t k = 0; k < new_blocks; ++k) {
+    const BlockId b = queue_pop_front();
+    if (hashed_[b]) {
+      uncache_block(b);
+      ++counters_.evictions;
+    }
+    ref_[b] = 1;
+    s->blocks.push_back(b);
+  }
+  counters_.allocated_blocks += new_blocks;
+  longest_table_ = std::max(longest_table_, s->blocks.size());
+
+  // Hash the blocks that are now full (KVCacheManager.allocate_slots: num_tokens_to_cache =
+  // min(total computed + new, request.num_tokens); BlockPool.cache_full_blocks).
+  if (caching_) {
+    const Tokens to_cache = std::min(computed + num_new_tokens, req.num_tokens);
+    const std::size_t full = static_cast<std::size_t>(to_cache / block_size_);
+    for (std::size_t i = s->num_hashed; i < full; ++i) {
+      const std::uint64_t h = block_hash(req, s->last_hash, static_cast<Tokens>(i));
+      cache_block(s->blocks[i], h);
+      s->last_hash = h;
+    }
+    if (full > s->num_hashed) s->num_hashed = static_cast<std::uint32_t>(full);
+  }
+  return true;
+}
+
+bool PagedKvCache::free(RequestId id) {
+  RequestState* s = state_of(id);
+  if (!s) return false;
+  // Reverse order: the tail blocks reach the queue first and so are evicted first
+  // (KVCacheManager.free).
+  for (auto it = s->blocks.rbegin(); it != s->blocks.rend(); ++it) {
+    const BlockId b = *it;
+    if (--ref_[b] == 0) queue_push_back(b);
+  }
+  s->blocks.clear();
+  spare_states_.push_back(static_cast<std::uint32_t>(state_index_[id]));
+  state_index_[id] = -1;
+  --live_requests_;
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+void PagedKvCache::check_invariants() const {
+  // Reference counts against the tables.
+  std::vector<std::uint32_t> holders(num_blocks_, 0);
+  std::uint32_t live = 0;
+  for (std::size_t id = 0; id < state_index_.size(); ++id) {
+    if (state_index_[id] < 0) continue;
+    ++live;
+    const RequestState& s = states_[static_cast<std::size_t>(state_index_[id])];
+    if (s.id != id) broken("request slot of " + std::to_string(id) + " holds request " + std::to_string(s.id));
+    if (s.blocks.empty()) broken("request " + std::to_string(id) + " is tracked but holds no blocks");
+    if (s.num_hashed > s.blocks.size())
+      broken("request " + std::to_string(id) + " has more hashed blocks than blocks");
+    for (std::size_t i = 0; i < s.blocks.size(); ++i) {
+      const BlockId b = s.blocks[i];
+      if (b == kNullBlock || b >= num_blocks_)
+        broken("request " + std::to_string(id) + " holds invalid block " + std::to_string(b));
+      ++holders[b];
+      if (i < s.num_hashed && !hashed_[b])
+        broken("block " + std::to_string(b) + " of request " + std::to_string(id) + " should carry a hash");
+    }
+    if (s.num_hashed > 0 && hash_[s.blocks[s.num_hashed - 1]] != s.last_hash)
+      broken("request " + std::to_string(id) + " lost its hash chain");
+  }
+  if (live != live_requests_) broken("live request count is off");
+  for (BlockId b = 0; b < num_blocks_; ++b)
+    if (ref_[b] != holders[b])
+      broken("block " + std::to_string(b) + " has ref count " + std::to_string(ref_[b]) + " but " +
+             std::to_string(holders[b]) + " tables hold it");
+
+  // The free queue is exactly the unreferenced blocks.
+  std::vector<std::uint8_t> queued(num_blocks_, 0);
+  std::uint32_t n = 0;
+  const BlockId sentinel = num_blocks_;
+  for (BlockId b = next_[sentinel], before = sentinel; b != sentinel; before = b, b = next_[b]) {
+    if (b == kNullBlock || b >= num_blocks_) broken("free queue holds invalid block " + std::to_string(b));
+    if (prev_[b] != before) broken("free queue links broken at block " + std::to_string(b));
+    if (queued[b]) broken("block " + std::to_string(b) + " is twice in the free queue");
+    if (ref_[b] != 0) broken("block " + std::to_string(b) + " is in the free queue with references");
+    queued[b] = 1;
+    if (++n > num_blocks_) broken("free queue loops");
+  }
+  if (n != free_count_) broken("free count " + std::to_string(free_count_) + " but queue holds " + std::to_string(n));
+  std::uint32_t cached_free = 0;
+  for (BlockId b = 1; b < num_blocks_; ++b) cached_free += queued[b] && hashed_[b];
+  if (cached_free != cached_free_) broken("cached free count is off");
+  for (BlockId b = 1; b < num_blocks_; ++b)
+    if (ref_[b] == 0 && !queued[b]) broken("unreferenced block " + std::to_string(b) + " missing from the free queue");
+  if (ref_[kNullBlock] != 0 || hashed_[kNullBlock]) broken("the null block was used");
+
+  // The cache map.
+  std::uint32_t indexed = 0, hashed = 0;
+  index_.for_each([&](std::uint64_t key, BlockId head) {
+    BlockId b = head;
+    do {
+      if (b >= num_blocks_ || !hashed_[b] || hash_[b] != key)
+        broken("cache map entry leads to block " + std::to_string(b) + " without its hash");
+      if (same_prev_[same_next_[b]] != b) broken("same-hash links broken at block " + std::to_string(b));
+      ++indexed;
+      if (indexed > num_blocks_) broken("same-hash list loops");
+      b = same_next_[b];
+    } while (b != head);
+  });
+  for (BlockId b = 0; b < num_blocks_; ++b) hashed += hashed_[b];
+  if (indexed != hashed || hashed != hashed_count_)
+    broken(std::to_string(hashed) + " hashed blocks but " + std::to_string(indexed) + " indexed");
+  if (!caching_ && hashed != 0) broken("hashes with prefix caching off");
+}
+
+}  // namespace headroom::engine

@@ -1,0 +1,168 @@
+#pragma once
+// vLLM v1's paged KV cache with prefix caching (serving-memory-model.md §1.2, §1.4; vLLM
+// vllm/v1/core/kv_cache_manager.py, block_pool.py, single_type_kv_cache_manager.py).
+//
+//  - `num_blocks` blocks of `block_size` tokens; block 0 is the null block, never handed out, so
+//    num_blocks − 1 are usable (§1.2).
+//  - Each request has a block table. A full block gets a hash chained on its parent's hash; the
+//    cache map finds a block by hash. Free blocks, cached ones included, sit in one free queue:
+//    allocation pops the head (dropping its hash: an eviction), free() appends a request's
+//    blocks tail first, so a request's last blocks are evicted before its first (§1.4).
+//  - Block hashes from Mooncake hash_ids (kv_request.hpp): full block i (tokens [16i, 16i+16))
+//    is hashed from its parent's hash and the name of its last token, i.e. the hash id of the
+//    512-token block it lies in and its place in that block; past the hashed prefix, the request
+//    id and the place. Two requests with equal leading hash ids therefore share exactly the
+//    16-token blocks those ids cover, and nothing after.
+//
+// Allocation-free once warm: block arrays, the free queue and the hash index are sized at
+// construction; per-request tables are recycled; the request-id index grows only when a larger
+// id than ever before arrives.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sim/engine/kv_request.hpp"
+
+namespace headroom::engine {
+
+class PagedKvCache {
+ public:
+  using BlockId = std::uint32_t;
+  static constexpr BlockId kNullBlock = 0;
+
+  struct Counters {
+    std::uint64_t lookups = 0;           // find_cached_prefix calls (vLLM PrefixCacheStats.requests)
+    std::uint64_t query_tokens = 0;      // Σ num_tokens looked up (PrefixCacheStats.queries)
+    std::uint64_t hit_tokens = 0;        // Σ tokens found cached (PrefixCacheStats.hits)
+    std::uint64_t allocated_blocks = 0;  // blocks popped from the free queue
+    std::uint64_t evictions = 0;         // ... of which still carried a hash, now dropped
+    std::uint64_t failed_allocations = 0;  // allocate_slots calls that found too few free blocks
+  };
+
+  // Throws InputError unless num_blocks >= 2 and block_size >= 1.
+  PagedKvCache(std::uint32_t num_blocks, Tokens block_size = 16, bool enable_caching = true);
+
+  // vLLM KVCacheManager.get_computed_blocks: tokens of the longest run of leading full blocks
+  // whose hashes are cached, counting at most num_tokens − 1 tokens ("when all tokens hit the
+  // cache, we must recompute the last token to obtain logits", max_cache_hit_length =
+  // request.num_tokens − 1), so at most floor((num_tokens − 1) / block_size) blocks. The hit is
+  // applied by the next allocate_slots for the same request (and forgotten by any other call to
+  // allocate_slots). Only for a request that holds no blocks (waiting or preempted); 0 with
+  // prefix caching off.
+  Tokens find_cached_prefix(const KvRequest& req);
+
+  // vLLM KVCacheManager.allocate_slots: grows the request's table to
+  // ceil((computed + hit + num_new + lookahead) / block_size) blocks, where computed is
+  // req.num_computed_tokens and hit the pending find_cached_prefix result. It needs the new
+  // blocks plus the hit blocks that are free (ref 0), which leave the free queue when touched;
+  // if the free queue is shorter it returns false and changes nothing. Then full blocks up to
+  // min(computed + hit + num_new, num_tokens) get their hashes (lookahead tokens are not cached).
+  // Throws std::logic_error for num_new_tokens < 1, as vLLM raises ValueError.
+  bool allocate_slots(const KvRequest& req, Tokens num_new_tokens, Tokens num_lookahead_tokens = 0);
+
+  // vLLM KVCacheManager.free: every block of the request loses one reference, and those left
+  // with none join the free queue in reverse table order, hashes kept. False (nothing done) for
+  // a request holding no blocks, as vLLM pops an absent request's table as empty.
+  bool free(RequestId id);
+
+  std::uint32_t num_blocks() const { return num_blocks_; }
+  Tokens block_size() const { return block_size_; }
+  bool caching_enabled() const { return caching_; }
+  // Free-queue length: never-used blocks plus cached blocks nobody references (vLLM
+  // BlockPool.get_num_free_blocks).
+  std::uint32_t num_free_blocks() const { return free_count_; }
+  // 1 − free / (num_blocks − 1) (BlockPool.get_usage: the null block is not counted).
+  double usage() const;
+  // Blocks that carry a hash: in use or evictable.
+  std::uint32_t num_cached_blocks() const { return hashed_count_; }
+  // Free-queue blocks that carry a hash: evictable prefix cache.
+  std::uint32_t num_cached_free_blocks() const { return cached_free_; }
+  std::uint32_t num_requests() const { return live_requests_; }
+  const Counters& counters() const { return counters_; }
+
+  // The request's block table (empty when it holds none).
+  std::span<const BlockId> block_table(RequestId id) const;
+  std::uint32_t ref_count(BlockId block) const { return ref_.at(block); }
+  bool is_cached(BlockId block) const { return hashed_.at(block) != 0; }
+  // The free queue from head (next to be allocated) to tail. Allocates: for tests.
+  std::vector<BlockId> free_queue() const;
+
+  // Throws std::logic_error naming the first broken rule: a block's ref count is the number of
+  // tables holding it; the free queue holds exactly the ref-0 blocks, each once, never the null
+  // block; every index entry leads to blocks carrying that hash and every hashed block is
+  // indexed; a request's first num_cached blocks are hashed; the counts kept match.
+  void check_invariants() const;
+
+ private:
+  struct RequestState {
+    RequestId id = 0;
+    std::vector<BlockId> blocks;
+    std::uint32_t num_hashed = 0;    // leading blocks already given a hash
+    std::uint64_t last_hash = 0;     // hash of block num_hashed − 1 (chain root when 0 blocks)
+  };
+
+  // hash → oldest block carrying it; open addressing, linear probing, backward-shift deletion.
+  class HashIndex {
+   public:
+    static constexpr BlockId kNone = UINT32_MAX;
+    explicit HashIndex(std::uint32_t max_entries);
+    BlockId find(std::uint64_t hash) const;
+    void set(std::uint64_t hash, BlockId head);  // inserts or overwrites
+    void erase(std::uint64_t hash);
+    std::uint32_t size() const { return size_; }
+    template <class F> void for_each(F f) const {
+      for (std::size_t i = 0; i < heads_.size(); ++i)
+        if (heads_[i] != kNone) f(keys_[i], heads_[i]);
+    }
+
+   private:
+    std::size_t slot(std::uint64_t hash) const { return static_cast<std::size_t>(fmix64(hash)) & mask_; }
+    std::vector<std::uint64_t> keys_;
+    std::vector<BlockId> heads_;
+    std::size_t mask_ = 0;
+    std::uint32_t size_ = 0;
+  };
+
+  std::uint64_t block_hash(const KvRequest& req, std::uint64_t parent, Tokens index) const;
+  RequestState* state_of(RequestId id);
+  const RequestState* state_of(RequestId id) const;
+  RequestState& new_state(RequestId id);
+
+  void queue_push_back(BlockId b);
+  void queue_remove(BlockId b);
+  BlockId queue_pop_front();
+  void cache_block(BlockId b, std::uint64_t hash);
+  void uncache_block(BlockId b);
+
+  std::uint32_t num_blocks_;
+  Tokens block_size_;
+  bool caching_;
+
+  std::vector<std::uint32_t> ref_;
+  std::vector<std::uint8_t> hashed_;
+  std::vector<std::uint64_t> hash_;
+  // Free queue: doubly linked over block ids, sentinel num_blocks_.
+  std::vector<BlockId> next_, prev_;
+  std::uint32_t free_count_ = 0;
+  std::uint32_t cached_free_ = 0;  // of which carry a hash
+  // Blocks sharing one hash (vLLM does not deduplicate): a circular list per hash, oldest first.
+  std::vector<BlockId> same_next_, same_prev_;
+  HashIndex index_;
+  std::uint32_t hashed_count_ = 0;
+
+  std::vector<std::int64_t> state_index_;  // by request id: index into states_, or −1
+  std::vector<RequestState> states_;
+  std::vector<std::uint32_t> spare_states_;
+  std::uint32_t live_requests_ = 0;
+  std::size_t longest_table_ = 0;  // recycled tables are grown to this at once, so growth stops
+
+  // The last find_cached_prefix result, waiting for allocate_slots.
+  bool pending_valid_ = false;
+  RequestId pending_id_ = 0;
+  std::vector<BlockId> pending_blocks_;
+  std::uint64_t pending_last_hash_ = 0;
+
+  Counters counters_;
+};
+
+}  // namespace headroom::engine
