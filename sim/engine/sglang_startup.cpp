@@ -1,0 +1,158 @@
+// SGLang start-up (serving-memory-model.md §2.1–2.3, §2.5): ModelRunner.initialize — load_model,
+// init_memory_pool (profile_max_num_token, token-to-KV pool, ReqToTokenPool), init_cublas,
+// init_attention_backend, init_device_graphs. There is no profile forward: the KV size is
+// arithmetic on free memory.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/engine/startup.hpp"
+
+namespace headroom::engine {
+
+std::int64_t sglang_profile_max_num_token(Bytes total_gpu_memory, Bytes available_gpu_memory,
+                                          double mem_fraction_static, Bytes cell_size, int page_size) {
+  double rest = static_cast<double>(available_gpu_memory) -
+                static_cast<double>(total_gpu_memory) * (1.0 - mem_fraction_static);
+  if (rest <= 0 || cell_size == 0) return 0;
+  auto tokens = static_cast<std::int64_t>(std::floor(rest / static_cast<double>(cell_size)));
+  return tokens / page_size * page_size;
+}
+
+std::int64_t sglang_max_num_reqs(std::int64_t max_total_num_tokens, std::int64_t context_len) {
+  auto estimate = static_cast<std::int64_t>(static_cast<double>(max_total_num_tokens) /
+                                            static_cast<double>(context_len) * 512.0);
+  return std::clamp<std::int64_t>(estimate, 2048, 4096);
+}
+
+Bytes sglang_req_to_token_pool_bytes(std::int64_t max_num_reqs, std::int64_t context_len) {
+  return static_cast<Bytes>(max_num_reqs) * static_cast<Bytes>(context_len + 4) * 4;  // int32
+}
+
+std::int64_t sglang_max_running_requests(std::int64_t max_total_num_tokens, std::int64_t max_num_reqs,
+                                         std::optional<std::int64_t> user_value) {
+  std::int64_t limit = user_value ? *user_value : max_total_num_tokens / 2;
+  return std::min(limit, max_num_reqs);
+}
+
+Bytes aiter_workspace_bytes(std::int64_t max_bs, int q_heads, int head_dim, std::int64_t context_len) {
+  // aiter_backend.py: _AITER_PARTITION_SIZE_ROCM = 256; fp32 partial outputs [bs, Hq, P, D] plus
+  // fp32 exp_sums and max_logits [bs, Hq, P] (§2.5).
+  auto partitions = static_cast<Bytes>((context_len + 255) / 256);
+  return static_cast<Bytes>(max_bs) * static_cast<Bytes>(q_heads) * partitions *
+         (4 * static_cast<Bytes>(head_dim) + 8);
+}
+
+StartupResult sglang_startup(const Deployment& d, SglangConfig c) {
+  StartupResult r;
+  r.engine = model::Engine::sglang;
+  r.filled = resolve(c, d);
+  r.config = c;
+  SglangFigures f;
+  r.kv_block_tokens = c.page_size;
+  r.sampler.kind = c.sampling_backend;
+  // SGLang runs its model code eagerly (no torch.compile by default): the decoder loop holds each
+  // layer's input until the layer returns (forward_program.hpp, vllm#10517's 108 KiB/token).
+  r.forward.caller_holds_layer_input = true;
+  const std::int64_t context_len = *c.context_length;
+  r.memory = make_serving_memory(d);
+  ServingMemory& m = r.memory;
+  alloc::CachingAllocator& a = *m.allocator;
+  auto finish = [&]() -> StartupResult {
+    r.figures = f;
+    finish_bytes(r);
+    return std::move(r);
+  };
+
+  // §2.2: total_gpu_memory is the free memory before weights, available the free memory after.
+  f.total_gpu_memory = measured_free(m);
+  if (!load_weights(r, d)) return finish();
+  f.available_gpu_memory = measured_free(m);
+
+  f.mem_fraction_static = sglang_aiter_mem_fraction_static(*c.mem_fraction_static, *c.attention_backend, context_len);
+  if (f.mem_fraction_static != *c.mem_fraction_static)
+    r.log.push_back(fmt::format("aiter with context_length {} > 8192: mem_fraction_static {} -> {} (§2.5)",
+                                context_len, *c.mem_fraction_static, f.mem_fraction_static));
+  model::KvLayout layout = model::kv_layout(d.model, model::Engine::sglang, c.kv_cache_dtype, d.tp);
+  f.cell_size = layout.bytes_per_token;
+  f.rest_memory = static_cast<double>(f.available_gpu_memory) -
+                  static_cast<double>(f.total_gpu_memory) * (1.0 - f.mem_fraction_static);
+  std::int64_t tokens = sglang_profile_max_num_token(f.total_gpu_memory, f.available_gpu_memory,
+                                                     f.mem_fraction_static, f.cell_size, c.page_size);
+  if (c.max_total_tokens) tokens = std::min(tokens, *c.max_total_tokens / c.page_size * c.page_size);
+  if (tokens <= 0) {
+    fail(r, StartupStage::kv_cache_sizing,
+         fmt::format("Not enough memory. Please try to increase --mem-fraction-static. Current value: "
+                     "mem_fraction_static={}",
+                     f.mem_fraction_static));
+    return finish();
+  }
+  r.kv_tokens = tokens;
+  r.kv_blocks = tokens / c.page_size;
+  f.max_num_reqs = c.max_running_requests ? *c.max_running_requests : sglang_max_num_reqs(tokens, context_len);
+  f.max_running_requests = sglang_max_running_requests(tokens, f.max_num_reqs, c.max_running_requests);
+  r.max_running_requests = f.max_running_requests;
+
+  // Token-to-KV pool (§2.2): 2·L tensors [size + page, Hkv, D] (K and V per layer), or L MLA
+  // tensors [size + page, 1, kv_lora_rank + rope]; the first page is the dummy sink.
+  const auto rows = static_cast<Bytes>(tokens + c.page_size);
+  const int tensors = layout.mla ? layout.layers : 2 * layout.layers;
+  const Bytes per_token = layout.mla ? layout.bytes_per_token_per_layer : layout.bytes_per_token_per_layer / 2;
+  const Bytes per_tensor = rows * per_token;
+  for (int i = 0; i < tensors; ++i) {
+    alloc::Block* b = a.malloc(per_tensor);
+    if (!b) {
+      fail_oom(r, StartupStage::kv_cache_allocation, *a.last_oom(), d);
+      return finish();
+    }
+    m.kv_cache.push_back(b);
+    r.bytes.kv_cache += b->size;
+  }
+  r.log.push_back(fmt::format("KV Cache is allocated. #tokens: {}, K size: {:.2f} GB, V size: {:.2f} GB", tokens,
+                              static_cast<double>(r.bytes.kv_cache) / 2 / static_cast<double>(GiB),
+                              static_cast<double>(r.bytes.kv_cache) / 2 / static_cast<double>(GiB)));
+
+  // ReqToTokenPool (§2.3): inside the 1 − MFS margin.
+  alloc::Block* pool = a.malloc(sglang_req_to_token_pool_bytes(f.max_num_reqs, context_len));
+  if (!pool) {
+    fail_oom(r, StartupStage::request_pool, *a.last_oom(), d);
+    return finish();
+  }
+  m.request_pool.push_back(pool);
+  r.bytes.request_pool = pool->size;
+
+  // init_cublas: the first GEMM creates the cuBLAS workspaces outside the allocator (§5).
+  m.device->set_context_bytes(m.device->spec().context_bytes + d.non_torch_growth);
+
+  // init_attention_backend: FlashInfer's global workspace (§5) or aiter's per-request partitions
+  // (§2.5), sized by the request pool's rows and the query heads on this rank.
+  if (*c.attention_backend == SglangAttentionBackend::flashinfer) {
+    r.forward.attention = model::AttentionBackend::flashinfer;
+    r.forward.attention_workspace = model::kSglangFlashInferWorkspace;
+  } else {
+    // aiter's CK kernels return the log-sum-exp like flash-attn; the workspace is its own.
+    r.forward.attention = model::AttentionBackend::flash_attn;
+    r.forward.attention_workspace =
+        aiter_workspace_bytes(f.max_num_reqs, d.model.heads / d.tp, d.model.head_dim, context_len);
+  }
+  if (!allocate_attention_workspace(r, d, r.forward.attention_workspace)) return finish();
+
+  // init_device_graphs: decode graphs up to cuda_graph_max_bs, one global pool (§2.3).
+  if (!c.disable_cuda_graph) {
+    std::vector<int> sizes;
+    if (c.cuda_graph_bs) {
+      for (int s : *c.cuda_graph_bs)
+        if (s <= f.max_num_reqs) sizes.push_back(s);
+    } else {
+      sizes = sglang_cuda_graph_batch_sizes(*c.cuda_graph_max_bs, f.max_num_reqs);
+    }
+    if (!capture_decode_graphs(r, d, sizes)) return finish();
+    r.graph_batch_sizes = sizes;
+  }
+  r.ok = true;
+  r.stage = StartupStage::serving;
+  return finish();
+}
+
+}  // namespace headroom::engine

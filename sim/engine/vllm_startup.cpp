@@ -1,0 +1,214 @@
+// vLLM v1 start-up (serving-memory-model.md §1.1, §1.2, §1.5): gpu_worker.py init_device /
+// determine_available_memory / initialize_from_config / compile_or_warm_up_model.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/engine/startup.hpp"
+#include "sim/model/step_program.hpp"
+
+namespace headroom::engine {
+
+std::int64_t vllm_num_blocks(std::int64_t available_kv, Bytes page_size, int layers) {
+  if (available_kv <= 0 || page_size == 0 || layers <= 0) return 0;
+  return static_cast<std::int64_t>(static_cast<Bytes>(available_kv) / page_size / static_cast<Bytes>(layers));
+}
+
+Bytes vllm_request_kv_bytes(std::int64_t tokens, int block_size, Bytes page_size, int layers) {
+  auto pages = static_cast<Bytes>((tokens + block_size - 1) / block_size);
+  return pages * page_size * static_cast<Bytes>(layers);
+}
+
+std::int64_t vllm_estimate_max_model_len(std::int64_t available_kv, int block_size, Bytes page_size, int layers) {
+  return vllm_num_blocks(available_kv, page_size, layers) * block_size;
+}
+
+namespace {
+
+// vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run (§1.1).
+std::string sampler_oom_message(std::int64_t num_reqs) {
+  return fmt::format(
+      "CUDA out of memory occurred when warming up sampler with {} dummy requests. Please try lowering "
+      "`max_num_seqs` or `gpu_memory_utilization` when initializing the engine.",
+      num_reqs);
+}
+
+// The sampler's tensors close the Tensor enumeration (allocation_program.hpp), from sample_hidden on.
+bool is_sampler_tensor(model::Tensor t) {
+  return static_cast<int>(t) >= static_cast<int>(model::Tensor::sample_hidden);
+}
+
+// vLLM prints GiB with two decimals in its start-up messages.
+std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / static_cast<double>(GiB)); }
+
+}  // namespace
+
+StartupResult vllm_startup(const Deployment& d, VllmConfig c) {
+  StartupResult r;
+  r.engine = model::Engine::vllm;
+  r.filled = resolve(c, d);
+  r.config = c;
+  VllmFigures f;
+  const std::int64_t T = *c.max_num_batched_tokens;
+  const std::int64_t N = std::min(*c.max_num_seqs, T);
+  const int block = *c.block_size;
+  r.kv_block_tokens = block;
+  r.max_running_requests = *c.max_num_seqs;
+  r.sampler.kind = c.sampler;
+  r.forward.attention = *c.attention_backend == VllmAttentionBackend::flashinfer ? model::AttentionBackend::flashinfer
+                                                                                  : model::AttentionBackend::flash_attn;
+  // torch.compile's liveness unless enforce_eager runs the model code as plain Python, whose
+  // decoder loop holds each layer's input until the layer returns (forward_program.hpp).
+  r.forward.caller_holds_layer_input = c.enforce_eager;
+  r.memory = make_serving_memory(d);
+  ServingMemory& m = r.memory;
+  alloc::CachingAllocator& a = *m.allocator;
+  device::Device& dev = *m.device;
+  auto finish = [&]() -> StartupResult {
+    r.figures = f;
+    finish_bytes(r);
+    return std::move(r);
+  };
+
+  // init_device: the baseline snapshot and the utilisation check (§1.1).
+  const Bytes total = dev.total();
+  f.free_at_start = dev.free_bytes();
+  f.requested = static_cast<Bytes>(std::floor(static_cast<double>(total) * c.gpu_memory_utilization));
+  if (f.free_at_start < f.requested) {
+    fail(r, StartupStage::memory_check,
+         fmt::format("Free memory on device cuda:0 ({}/{} GiB) on startup is less than desired GPU memory "
+                     "utilization ({}, {} GiB). Decrease GPU memory utilization or reduce GPU memory used by "
+                     "other processes.",
+                     gib(static_cast<double>(f.free_at_start)), gib(static_cast<double>(total)),
+                     c.gpu_memory_utilization, gib(static_cast<double>(f.requested))));
+    return finish();
+  }
+  auto non_torch_now = [&]() { return static_cast<std::int64_t>(total - dev.free_bytes() - a.reserved_bytes()); };
+  const std::int64_t non_torch_baseline = non_torch_now();
+
+  // load_model: model_memory_usage is the torch-allocated growth.
+  if (!load_weights(r, d)) return finish();
+  f.model_memory_usage = r.bytes.weights;
+
+  // determine_available_memory: profile_run inside memory_profiling (§1.1). Attention metadata is
+  // absent, so no attention workspace is created or measured.
+  a.empty_cache();
+  a.reset_peak_stats();
+  const Bytes allocated_before = a.allocated_bytes();
+  dev.set_context_bytes(dev.spec().context_bytes + d.non_torch_growth);  // first GEMM: cuBLAS workspaces
+  model::ForwardOptions profile_forward = r.forward;
+  profile_forward.attention_workspace = 0;
+  model::AllocationProgram profile =
+      model::step_program(d.model, model::ForwardShape{T, N, 0, d.tp}, profile_forward, r.sampler);
+  model::ProgramRun run;
+  if (!run_eager(r, profile, run)) {
+    if (is_sampler_tensor(profile.ops[run.oom_op].tensor)) {
+      r.oom = *run.oom;
+      fail(r, StartupStage::profile_run, sampler_oom_message(N));
+    } else {
+      fail_oom(r, StartupStage::profile_run, *run.oom, d);
+    }
+    return finish();
+  }
+  const Bytes peak = static_cast<Bytes>(a.stats().allocated_bytes[alloc::kAll].peak);
+  a.empty_cache();
+  f.torch_peak_increase = peak - allocated_before;
+  f.non_torch_increase = static_cast<Bytes>(std::max<std::int64_t>(0, non_torch_now() - non_torch_baseline));
+  const std::int64_t non_kv =
+      static_cast<std::int64_t>(f.model_memory_usage + f.torch_peak_increase + f.non_torch_increase);
+  f.available_kv = c.kv_cache_memory_bytes ? static_cast<std::int64_t>(*c.kv_cache_memory_bytes)
+                                           : static_cast<std::int64_t>(f.requested) - non_kv;
+  r.log.push_back(fmt::format("Available KV cache memory: {} GiB", gib(static_cast<double>(f.available_kv))));
+
+  // get_kv_cache_config (§1.2): pages per layer, then the one-request check.
+  model::KvLayout layout = model::kv_layout(d.model, model::Engine::vllm, c.kv_cache_dtype, d.tp);
+  f.page_size = model::vllm_page_size_bytes(layout, block);
+  const int L = layout.layers;
+  if (f.available_kv <= 0) {
+    fail(r, StartupStage::kv_cache_sizing,
+         "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
+         "the engine.");
+    return finish();
+  }
+  const Bytes needed = vllm_request_kv_bytes(*c.max_model_len, block, f.page_size, L);
+  if (needed > static_cast<Bytes>(f.available_kv)) {
+    fail(r, StartupStage::kv_cache_sizing,
+         fmt::format("To serve at least one request with the model's max seq len ({}), {} GiB KV cache is needed, "
+                     "which is larger than the available KV cache memory ({} GiB). Based on the available memory, "
+                     "the estimated maximum model length is {}. Try increasing `gpu_memory_utilization` or "
+                     "decreasing `max_model_len` when initializing the engine.",
+                     *c.max_model_len, gib(static_cast<double>(needed)), gib(static_cast<double>(f.available_kv)),
+                     vllm_estimate_max_model_len(f.available_kv, block, f.page_size, L)));
+    return finish();
+  }
+  r.kv_blocks =
+      c.num_gpu_blocks_override ? *c.num_gpu_blocks_override : vllm_num_blocks(f.available_kv, f.page_size, L);
+  r.kv_tokens = r.kv_blocks * block;
+  f.max_concurrency = static_cast<double>(r.kv_blocks) /
+                      static_cast<double>((*c.max_model_len + block - 1) / block);
+  r.log.push_back(fmt::format("GPU KV cache size: {} tokens", r.kv_tokens));
+  r.log.push_back(
+      fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x", *c.max_model_len, f.max_concurrency));
+
+  // initialize_kv_cache_tensors: one zeroed int8 tensor of page_size × num_blocks per layer.
+  const Bytes per_layer = f.page_size * static_cast<Bytes>(r.kv_blocks);
+  for (int l = 0; l < L; ++l) {
+    alloc::Block* b = a.malloc(per_layer);
+    if (!b) {
+      fail_oom(r, StartupStage::kv_cache_allocation, *a.last_oom(), d);
+      return finish();
+    }
+    m.kv_cache.push_back(b);
+    r.bytes.kv_cache += b->size;
+  }
+
+  // compile_or_warm_up_model: the first warm-up with attention metadata builds the backend's
+  // workspace (FlashInfer 256 MiB, §5), then graphs are captured into one private pool (§1.5).
+  if (*c.attention_backend == VllmAttentionBackend::flashinfer) {
+    r.forward.attention_workspace = model::kVllmFlashInferWorkspace;
+    if (!allocate_attention_workspace(r, d, r.forward.attention_workspace)) return finish();
+  }
+  const Bytes free_before_capture = dev.free_bytes();
+  const std::vector<int>& sizes = *c.cudagraph_capture_sizes;
+  std::vector<int> full_sizes;  // uniform-decode full graphs: batches of at most max_num_seqs
+  for (int s : sizes)
+    if (s <= *c.max_num_seqs) full_sizes.push_back(s);
+  std::vector<std::vector<int>> passes;
+  switch (c.cudagraph_mode) {
+    case CudaGraphMode::none: break;
+    case CudaGraphMode::piecewise:
+    case CudaGraphMode::full: passes = {sizes}; break;
+    case CudaGraphMode::full_decode_only: passes = {full_sizes}; break;
+    case CudaGraphMode::full_and_piecewise: passes = {sizes, full_sizes}; break;
+  }
+  for (const std::vector<int>& pass : passes) {
+    if (!capture_decode_graphs(r, d, pass)) return finish();
+    r.graph_batch_sizes.insert(r.graph_batch_sizes.end(), pass.begin(), pass.end());
+  }
+  std::sort(r.graph_batch_sizes.begin(), r.graph_batch_sizes.end());
+  r.graph_batch_sizes.erase(std::unique(r.graph_batch_sizes.begin(), r.graph_batch_sizes.end()),
+                            r.graph_batch_sizes.end());
+  const Bytes free_after_capture = dev.free_bytes();
+  f.cudagraph_memory = free_before_capture > free_after_capture ? free_before_capture - free_after_capture : 0;
+  if (!passes.empty())
+    r.log.push_back(fmt::format("Graph capturing finished, took {} GiB", gib(static_cast<double>(f.cudagraph_memory))));
+  // The suggestion logged after capture, with its 150 MiB redundancy (§1.1); it changes nothing.
+  f.suggested_kv_cache_memory =
+      static_cast<std::int64_t>(f.requested) -
+      static_cast<std::int64_t>(f.model_memory_usage + f.torch_peak_increase + f.non_torch_increase +
+                                f.cudagraph_memory + 150 * MiB);
+
+  // The post-capture dummy sampler run over N requests; its blocks stay cached (§1.1).
+  model::AllocationProgram sampler = model::sampler_program(d.model, N, d.tp, r.sampler);
+  if (!run_eager(r, sampler, run)) {
+    r.oom = *run.oom;
+    fail(r, StartupStage::sampler_warmup, sampler_oom_message(N));
+    return finish();
+  }
+  r.ok = true;
+  r.stage = StartupStage::serving;
+  return finish();
+}
+
+}  // namespace headroom::engine

@@ -1,0 +1,337 @@
+// Engine start-up through the caching allocator model against the worked numbers of
+// serving-memory-model.md: §2.3 request pool, §2.5 aiter workspace, §8 end-to-end on one H100-80G
+// for vLLM, SGLang and LightLLM, and start-ups that fail (out of memory or an engine check) with
+// the engine's or PyTorch's message.
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include "sim/engine/startup.hpp"
+#include "sim/model/catalogue.hpp"
+
+using namespace headroom;
+using namespace headroom::engine;
+
+namespace {
+
+Deployment on(const std::string& gpu, const std::string& model = "Llama-3.1-8B", int tp = 1) {
+  Deployment d;
+  d.model = model::catalogue_model(model);
+  d.gpu = device::load_gpu_profile(gpu);
+  d.tp = tp;
+  return d;
+}
+
+double gib(Bytes b) { return static_cast<double>(b) / static_cast<double>(GiB); }
+
+}  // namespace
+
+TEST_CASE("SGLang ReqToTokenPool: 2048 requests of 131,072 tokens take 1.0 GiB (§2.3)") {
+  CHECK(sglang_req_to_token_pool_bytes(2048, 131072) == 2048ull * 131076 * 4);
+  CHECK(gib(sglang_req_to_token_pool_bytes(2048, 131072)) == Approx(1.0).epsilon(0.001));
+  // §8: ≈415k tokens at 131,072 context estimate 1,620 requests, clamped up to 2048; the cap is 4096.
+  CHECK(sglang_max_num_reqs(415000, 131072) == 2048);
+  CHECK(sglang_max_num_reqs(2'000'000, 131072) == 4096);
+  CHECK(sglang_max_num_reqs(1'000'000, 131072) == 3906);
+  CHECK(sglang_max_running_requests(415000, 2048, std::nullopt) == 2048);
+  CHECK(sglang_max_running_requests(3000, 2048, std::nullopt) == 1500);
+  CHECK(sglang_max_running_requests(415000, 64, 64) == 64);
+}
+
+TEST_CASE("aiter workspace: 8.125 MiB per request, 16.25 GiB at 2048, 4.06 GiB at TP8, 48.5 GiB at 256k (§2.5)") {
+  CHECK(aiter_workspace_bytes(1, 32, 128, 131072) == 8 * MiB + 128 * KiB);  // 32 × 512 × 520 B
+  CHECK(aiter_workspace_bytes(2048, 32, 128, 131072) == 16 * GiB + 256 * MiB);
+  CHECK(gib(aiter_workspace_bytes(2048, 8, 128, 131072)) == Approx(4.0625));
+  CHECK(gib(aiter_workspace_bytes(4096, 16, 192, 262144)) == Approx(48.5).epsilon(0.001));
+  // The partition count rounds up: 8,193 tokens need 33 partitions of 256.
+  CHECK(aiter_workspace_bytes(1, 1, 128, 8193) == 33 * 520);
+}
+
+TEST_CASE("the engines' KV arithmetic as pure functions") {
+  // vLLM §1.2: Llama-3.1-8B pages are 64 KiB per layer, 2 MiB per block over 32 layers.
+  CHECK(vllm_num_blocks(10 * static_cast<std::int64_t>(GiB), 64 * KiB, 32) == 5120);
+  CHECK(vllm_num_blocks(-1, 64 * KiB, 32) == 0);
+  CHECK(vllm_request_kv_bytes(131072, 16, 64 * KiB, 32) == 16 * GiB);
+  CHECK(vllm_request_kv_bytes(17, 16, 64 * KiB, 32) == 4 * MiB);
+  CHECK(vllm_estimate_max_model_len(static_cast<std::int64_t>(5 * GiB), 16, 64 * KiB, 32) == 40960);
+  // SGLang §2.2: rest = available − total × (1 − MFS); with nothing else on the GPU, free × MFS − weights.
+  CHECK(sglang_profile_max_num_token(100 * GiB, 60 * GiB, 0.8, 128 * KiB) == 40 * 8192);
+  CHECK(sglang_profile_max_num_token(100 * GiB, 60 * GiB, 0.8, 128 * KiB, 64) == 40 * 8192);
+  CHECK(sglang_profile_max_num_token(100 * GiB, 60 * GiB + 100 * KiB, 0.8, 128 * KiB, 64) == 40 * 8192);
+  CHECK(sglang_profile_max_num_token(100 * GiB, 10 * GiB, 0.8, 128 * KiB) == 0);
+  // LightLLM §3 and its default request table of ≈63 MiB.
+  CHECK(lightllm_kv_tokens(60 * GiB, 80 * GiB, 0.9, 128 * KiB) == 52 * 8192);
+  CHECK(lightllm_kv_tokens(5 * GiB, 80 * GiB, 0.9, 128 * KiB) < 0);
+  CHECK(lightllm_req_to_token_bytes(1000, 8448, 16384) == 1009ull * 16392 * 4);
+  CHECK(static_cast<double>(lightllm_req_to_token_bytes(1000, 8448, 16384)) / MiB == Approx(63.09).epsilon(0.001));
+}
+
+TEST_CASE("§8 vLLM on one H100-80G: KV 52.5-54 GiB, 430-440k tokens, graphs out of the margin") {
+  StartupResult r = vllm_startup(on("h100-sxm-80gb"), VllmConfig{});
+  REQUIRE(r.ok);
+  CHECK(r.stage == StartupStage::serving);
+  const auto& f = std::get<VllmFigures>(r.figures);
+  const auto& c = std::get<VllmConfig>(r.config);
+  CHECK(*c.max_num_batched_tokens == 8192);
+  CHECK(*c.max_num_seqs == 1024);
+  CHECK(gib(f.requested) == Approx(0.9 * 79.19).epsilon(0.001));  // 71.27 GiB
+  CHECK(gib(f.model_memory_usage) == Approx(14.96).epsilon(0.002));
+  // The profile's peak is the native sampler over 1024 rows: between §4a's FlashInfer and native figures.
+  CHECK(gib(f.torch_peak_increase) >= 1.7);
+  CHECK(gib(f.torch_peak_increase) <= 3.6);
+  CHECK(f.non_torch_increase == kDefaultNonTorchGrowth);
+  CHECK(gib(static_cast<Bytes>(f.available_kv)) >= 52.5);
+  CHECK(gib(static_cast<Bytes>(f.available_kv)) <= 54.0);
+  CHECK(r.kv_blocks >= 26900);
+  CHECK(r.kv_blocks <= 27600);
+  CHECK(r.kv_tokens == r.kv_blocks * 16);
+  CHECK(r.kv_tokens >= 430000);
+  CHECK(r.kv_tokens <= 440000);
+  CHECK(f.page_size == 64 * KiB);
+  CHECK(f.max_concurrency == Approx(static_cast<double>(r.kv_blocks) / 8192));
+  // One KV tensor per layer, each page_size × num_blocks (2 MiB-rounded segments).
+  REQUIRE(r.memory.kv_cache.size() == 32);
+  CHECK(r.memory.kv_cache[0]->requested_size == 64 * KiB * static_cast<Bytes>(r.kv_blocks));
+  CHECK(r.bytes.kv_cache == 32 * r.memory.kv_cache[0]->size);
+  // 51 capture sizes; FULL_AND_PIECEWISE captures them all plus the decode sizes, in one pool.
+  CHECK(r.graph_batch_sizes.size() == 51);
+  CHECK(r.memory.graph_rng_state.size() == 2 * (51 + 51));
+  CHECK(r.bytes.graph_pool > 0);
+  CHECK(r.bytes.graph_pool < 1 * GiB);
+  CHECK(f.cudagraph_memory >= r.bytes.graph_pool);
+  CHECK(f.suggested_kv_cache_memory < f.available_kv);
+  // What the start-up left fits in the device: requested + graphs + the sampler's cached blocks.
+  CHECK(r.bytes.reserved + r.bytes.non_torch + r.bytes.device_free == r.memory.device->total());
+  r.memory.allocator->check_invariants();
+  INFO(fmt::format("vLLM §8: peak {:.3f} GiB, KV {:.3f} GiB, {} blocks, {} tokens, graph pool {:.1f} MiB",
+                   gib(f.torch_peak_increase), gib(static_cast<Bytes>(f.available_kv)), r.kv_blocks, r.kv_tokens,
+                   static_cast<double>(r.bytes.graph_pool) / MiB));
+  CHECK(r.log.size() >= 4);
+}
+
+TEST_CASE("§8 SGLang on one H100-80G: MFS 0.835, about 415k tokens, 2048 requests, a 1.0 GiB request pool") {
+  SglangConfig c;
+  c.gpu_memory_capacity_mib = 81559;  // nvidia-smi's figure, as §2.1 and §8 use it
+  StartupResult r = sglang_startup(on("h100-sxm-80gb"), c);
+  REQUIRE(r.ok);
+  const auto& f = std::get<SglangFigures>(r.figures);
+  const auto& resolved = std::get<SglangConfig>(r.config);
+  CHECK(f.mem_fraction_static == 0.835);
+  CHECK(*resolved.chunked_prefill_size == 8192);
+  CHECK(*resolved.cuda_graph_max_bs == 256);
+  // §8 reads ≈78.6 GiB free before weights; this profile's context leaves 78.9 GiB.
+  CHECK(gib(f.total_gpu_memory) == Approx(78.6).epsilon(0.01));
+  CHECK(gib(static_cast<Bytes>(f.rest_memory)) == Approx(50.6).epsilon(0.02));
+  CHECK(f.cell_size == 128 * KiB);
+  CHECK(static_cast<double>(r.kv_tokens) == Approx(415000).epsilon(0.02));
+  CHECK(f.max_num_reqs == 2048);
+  CHECK(gib(r.bytes.request_pool) == Approx(1.0).epsilon(0.001));
+  CHECK(f.max_running_requests == 2048);
+  // 2·L tensors of [size + 1, 8, 128] bf16.
+  REQUIRE(r.memory.kv_cache.size() == 64);
+  CHECK(r.memory.kv_cache[0]->requested_size == static_cast<Bytes>(r.kv_tokens + 1) * 8 * 128 * 2);
+  CHECK(r.bytes.workspaces == 384 * MiB);
+  CHECK(r.forward.attention_workspace == 384 * MiB);
+  CHECK(r.graph_batch_sizes.size() == 36);
+  CHECK(r.graph_batch_sizes.back() == 256);
+  CHECK(r.bytes.graph_pool > 0);
+  r.memory.allocator->check_invariants();
+}
+
+TEST_CASE("§8 LightLLM on one H100-80G: about 456k tokens, then the 8448-token check prefill fits") {
+  StartupResult r = lightllm_startup(on("h100-sxm-80gb"), LightllmConfig{});
+  REQUIRE(r.ok);
+  const auto& f = std::get<LightllmFigures>(r.figures);
+  CHECK(f.batch_max_tokens == 8448);
+  CHECK(gib(f.free_after_weights) == Approx(63.6).epsilon(0.01));
+  CHECK(static_cast<double>(r.kv_tokens) == Approx(456000).epsilon(0.02));
+  REQUIRE(r.memory.kv_cache.size() == 1);
+  CHECK(r.memory.kv_cache[0]->requested_size == static_cast<Bytes>(r.kv_tokens + 1) * 128 * KiB);
+  CHECK(r.bytes.request_pool == round_up(lightllm_req_to_token_bytes(1000, 8448, 16384), 2 * MiB));
+  CHECK(r.graph_batch_sizes.size() == 46);
+  // The check prefill: 8448 tokens of Llama-3.1-8B activations (≈100 KiB per token, §4a).
+  CHECK(static_cast<double>(f.check_peak) / MiB == Approx(8448.0 * 100 / 1024).epsilon(0.1));
+  CHECK(r.bytes.activations_peak >= f.check_peak);
+  r.memory.allocator->check_invariants();
+}
+
+TEST_CASE("aiter at 128k context on a shared MI355X: the workspace does not fit, PyTorch's message") {
+  Deployment d = on("mi355x");
+  const Bytes free_at_start = 24 * GiB;  // design question 5: only 24 of 288 GiB free
+  d.other_processes = d.gpu.capacity_bytes - d.gpu.context_bytes - free_at_start;
+  StartupResult r = sglang_startup(d, SglangConfig{});
+  REQUIRE_FALSE(r.ok);
+  CHECK(r.stage == StartupStage::attention_workspace);
+  const auto& f = std::get<SglangFigures>(r.figures);
+  const auto& c = std::get<SglangConfig>(r.config);
+  CHECK(*c.attention_backend == SglangAttentionBackend::aiter);
+  CHECK(f.mem_fraction_static == Approx(*c.mem_fraction_static * 0.85));
+  CHECK(f.max_num_reqs == 2048);
+  REQUIRE(r.oom);
+  CHECK(r.oom->requested == 16 * GiB + 256 * MiB);
+  CHECK(r.failure == r.oom->message(true));
+  CHECK(r.failure.rfind("HIP out of memory. Tried to allocate 16.25 GiB. GPU 0 has a total capacity of 287.98 GiB", 0) ==
+        0);
+  // "of which X is free": the 24 GiB less what this start-up holds (all of it reserved by the
+  // allocator, plus the cuBLAS workspaces outside it).
+  CHECK(r.oom->free == free_at_start - r.bytes.reserved - d.non_torch_growth);
+  CHECK(r.failure.find("PYTORCH_HIP_ALLOC_CONF") != std::string::npos);
+  // The KV pool and request pool were already allocated: they sit inside the reserved figure.
+  CHECK(r.bytes.kv_cache > 0);
+  CHECK(r.bytes.request_pool > 0);
+
+  // The same GPU at an 8k context with a 0.8 static fraction: 2048 × 32 × 32 × 520 B ≈ 1.02 GiB fits
+  // in the 4.8 GiB margin and start-up completes.
+  SglangConfig short_context;
+  short_context.context_length = 8192;
+  short_context.mem_fraction_static = 0.8;
+  StartupResult ok = sglang_startup(d, short_context);
+  INFO(ok.failure);
+  CHECK(ok.ok);
+  CHECK(ok.bytes.workspaces == round_up(aiter_workspace_bytes(std::get<SglangFigures>(ok.figures).max_num_reqs, 32,
+                                                                128, 8192),
+                                         alloc::kMinBlockSize));
+}
+
+TEST_CASE("vLLM refuses to start when other processes leave less than the requested share") {
+  Deployment d = on("h100-sxm-80gb");
+  d.other_processes = 10 * GiB;
+  StartupResult r = vllm_startup(d, VllmConfig{});
+  REQUIRE_FALSE(r.ok);
+  CHECK(r.stage == StartupStage::memory_check);
+  CHECK_FALSE(r.oom);
+  CHECK(r.failure ==
+        "Free memory on device cuda:0 (68.90/79.19 GiB) on startup is less than desired GPU memory utilization "
+        "(0.9, 71.27 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.");
+  CHECK(r.bytes.weights == 0);
+}
+
+TEST_CASE("vLLM on a 24 GB GPU cannot hold one 131,072-token request and says how long one may be") {
+  StartupResult r = vllm_startup(on("rtx-4090"), VllmConfig{});
+  REQUIRE_FALSE(r.ok);
+  CHECK(r.stage == StartupStage::kv_cache_sizing);
+  const auto& f = std::get<VllmFigures>(r.figures);
+  REQUIRE(f.available_kv > 0);
+  std::int64_t estimate = vllm_estimate_max_model_len(f.available_kv, 16, 64 * KiB, 32);
+  CHECK(r.failure == fmt::format("To serve at least one request with the model's max seq len (131072), 16.00 GiB KV "
+                                 "cache is needed, which is larger than the available KV cache memory ({:.2f} GiB). "
+                                 "Based on the available memory, the estimated maximum model length is {}. Try "
+                                 "increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+                                 "initializing the engine.",
+                                 gib(static_cast<Bytes>(f.available_kv)), estimate));
+  // With a context that fits, the same GPU starts.
+  VllmConfig shorter;
+  shorter.max_model_len = 16384;
+  StartupResult ok = vllm_startup(on("rtx-4090"), shorter);
+  CHECK(ok.ok);
+  CHECK(ok.kv_tokens >= 16384);
+}
+
+TEST_CASE("vLLM --kv-cache-memory replaces the accounting, FlashInfer adds its 256 MiB workspace") {
+  VllmConfig c;
+  c.kv_cache_memory_bytes = 20 * GiB;
+  c.attention_backend = VllmAttentionBackend::flashinfer;
+  c.sampler = model::SamplerKind::flashinfer;
+  StartupResult r = vllm_startup(on("h100-sxm-80gb"), c);
+  INFO(r.failure);
+  REQUIRE(r.ok);
+  CHECK(r.kv_blocks == 10240);
+  CHECK(r.kv_tokens == 163840);
+  CHECK(r.bytes.workspaces == 256 * MiB);
+  CHECK(r.forward.attention == model::AttentionBackend::flashinfer);
+  // FlashInfer's sampler path needs about half the native one's memory (§4a).
+  StartupResult native = vllm_startup(on("h100-sxm-80gb"), VllmConfig{});
+  REQUIRE(native.ok);
+  CHECK(std::get<VllmFigures>(r.figures).torch_peak_increase <
+        std::get<VllmFigures>(native.figures).torch_peak_increase);
+}
+
+TEST_CASE("SGLang with too small a static fraction fails with its own message") {
+  SglangConfig c;
+  c.mem_fraction_static = 0.15;
+  StartupResult r = sglang_startup(on("h100-sxm-80gb"), c);
+  REQUIRE_FALSE(r.ok);
+  CHECK(r.stage == StartupStage::kv_cache_sizing);
+  CHECK(r.failure == "Not enough memory. Please try to increase --mem-fraction-static. Current value: "
+                     "mem_fraction_static=0.15");
+  CHECK(std::get<SglangFigures>(r.figures).rest_memory < 0);
+}
+
+TEST_CASE("LightLLM at mem_fraction 0.99 passes its sizing but the check prefill runs out of memory") {
+  LightllmConfig c;
+  c.mem_fraction = 0.99;
+  StartupResult r = lightllm_startup(on("h100-sxm-80gb"), c);
+  REQUIRE_FALSE(r.ok);
+  CHECK(r.stage == StartupStage::max_len_check);
+  CHECK(r.failure ==
+        "check max len infer fail, you can try:1.Set the --mem_fraction or --max_total_token_num startup parameter "
+        "to a smaller value.2.Set the --max_req_total_len to a smaller value.3.Set the --batch_max_tokens startup "
+        "parameter to a smaller value.");
+  REQUIRE(r.oom);
+  CHECK(r.oom->message().rfind("CUDA out of memory. Tried to allocate", 0) == 0);
+  // Without the check the same configuration starts.
+  c.disable_check_max_len_infer = true;
+  CHECK(lightllm_startup(on("h100-sxm-80gb"), c).ok);
+}
+
+TEST_CASE("LightLLM checks its pool against batch_max_tokens and max_req_total_len") {
+  LightllmConfig small;
+  small.max_total_token_num = 8000;
+  StartupResult r = lightllm_startup(on("h100-sxm-80gb"), small);
+  REQUIRE_FALSE(r.ok);
+  CHECK(r.failure == "max_total_token_num must be greater than batch_max_tokens");
+  small.max_total_token_num = 10000;
+  StartupResult r2 = lightllm_startup(on("h100-sxm-80gb"), small);
+  REQUIRE_FALSE(r2.ok);
+  CHECK(r2.failure == "max_total_token_num must be >= max_seq_length, got max_total_token_num=10000, "
+                      "max_seq_length=16392. Try set --max_req_total_len a smaller value < 10000.");
+}
+
+TEST_CASE("a model larger than the GPU fails while loading weights with PyTorch's message") {
+  StartupResult r = sglang_startup(on("h100-sxm-80gb", "Llama-3.1-70B"), SglangConfig{});
+  REQUIRE_FALSE(r.ok);
+  CHECK(r.stage == StartupStage::load_weights);
+  REQUIRE(r.oom);
+  CHECK(r.failure == r.oom->message());
+  CHECK(r.failure.rfind("CUDA out of memory. Tried to allocate ", 0) == 0);
+  CHECK(r.memory.weights.size() > 100);
+}
+
+TEST_CASE("the serving state continues from start-up: a decode step reuses the workspace and the cached blocks") {
+  StartupResult r = sglang_startup(on("h100-sxm-80gb"), SglangConfig{});
+  REQUIRE(r.ok);
+  alloc::CachingAllocator& a = *r.memory.allocator;
+  Bytes reserved = a.reserved_bytes();
+  model::AllocationProgram decode = model::forward_program(model::catalogue_model("Llama-3.1-8B"),
+                                                          model::ForwardShape{64, 64, 64, 1}, r.forward);
+  model::ProgramRun run = model::run_program(a, decode, *r.memory.slots);
+  CHECK(run.completed);
+  CHECK(run.persistent_reused == 1);  // FlashInfer's workspace, held since start-up
+  CHECK(a.reserved_bytes() == reserved);  // served from blocks the graph warm-ups left cached
+  a.check_invariants();
+}
+
+TEST_CASE("start-up is deterministic and start_engine dispatches by engine") {
+  Deployment d = on("a100-80gb");
+  StartupResult a = start_engine(d, EngineConfig{VllmConfig{}});
+  StartupResult b = start_engine(d, EngineConfig{VllmConfig{}});
+  REQUIRE(a.ok);
+  CHECK(a.engine == model::Engine::vllm);
+  CHECK(a.kv_blocks == b.kv_blocks);
+  CHECK(a.bytes.reserved == b.bytes.reserved);
+  CHECK(a.bytes.graph_pool == b.bytes.graph_pool);
+  // A100: the small-GPU batch defaults (§1.3).
+  CHECK(*std::get<VllmConfig>(a.config).max_num_batched_tokens == 2048);
+  CHECK(start_engine(d, EngineConfig{LightllmConfig{}}).engine == model::Engine::lightllm);
+}
+
+TEST_CASE("vLLM starts DeepSeek-V3 at TP8 on an H200 with FlashMLA pages of 64 tokens x 1,152 B") {
+  StartupResult r = vllm_startup(on("h200-141gb", "DeepSeek-V3", 8), VllmConfig{});
+  const auto& f = std::get<VllmFigures>(r.figures);
+  CHECK(f.page_size == 64 * 1152);
+  REQUIRE(r.ok);
+  CHECK(r.kv_block_tokens == 64);
+  CHECK(r.memory.kv_cache.size() == 61);
+  CHECK(r.kv_tokens == r.kv_blocks * 64);
+  CHECK(r.kv_tokens > 0);
+}
