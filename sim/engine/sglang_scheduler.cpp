@@ -1,0 +1,565 @@
+#include "sim/engine/sglang_scheduler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+
+namespace headroom::engine {
+
+namespace {
+
+[[noreturn]] void broken(const std::string& what) { throw std::logic_error("SglangScheduler: " + what); }
+
+SglangSchedulerLimits checked(const SglangSchedulerLimits& l) {
+  if (l.page_size != 1)
+    throw InputError(fmt::format("sglang page_size {}: only page_size 1 is modelled (the radix cache here holds "
+                                 "single-token pages)",
+                                 l.page_size));
+  if (l.kv_capacity < 1)
+    throw InputError(fmt::format("sglang KV pool: expected at least 1 token, got {}", l.kv_capacity));
+  if (l.context_length < 1)
+    throw InputError(fmt::format("sglang context_length: expected at least 1, got {}", l.context_length));
+  if (l.max_running_requests < 1)
+    throw InputError(fmt::format("sglang max_running_requests: expected at least 1, got {}", l.max_running_requests));
+  if (l.max_prefill_tokens < 1)
+    throw InputError(fmt::format("sglang max_prefill_tokens: expected at least 1, got {}", l.max_prefill_tokens));
+  if (!(l.schedule_conservativeness > 0))
+    throw InputError(
+        fmt::format("sglang schedule_conservativeness: expected a value above 0, got {}", l.schedule_conservativeness));
+  // TpModelWorker: max_req_len = min(context_len − 1, pool − 1), max_req_input_len = max_req_len − 5,
+  // both asserted positive ("Memory pool size is too small").
+  const Tokens max_req_len = std::min<Tokens>(l.context_length - 1, l.kv_capacity - 1);
+  if (max_req_len - 5 <= 0)
+    throw InputError(fmt::format("sglang: memory pool size is too small: max_req_input_len = min(context_length {} - 1, "
+                                 "KV pool {} - 1) - 5 must be above 0",
+                                 l.context_length, l.kv_capacity));
+  return l;
+}
+
+}  // namespace
+
+std::string_view sglang_abort_name(SglangAbort reason) {
+  switch (reason) {
+    case SglangAbort::none: return "none";
+    case SglangAbort::context_length: return "context length exceeded";
+    case SglangAbort::input_too_long: return "input too long";
+    case SglangAbort::decode_out_of_memory: return "decode out of memory";
+    case SglangAbort::dropped_step: return "dropped step";
+  }
+  return "?";
+}
+
+SglangNewTokenRatio sglang_new_token_ratio(double schedule_conservativeness) {
+  SglangNewTokenRatio r;
+  r.init = std::min(kSglangInitNewTokenRatio * schedule_conservativeness, 1.0);
+  r.min = std::min(r.init * kSglangMinNewTokenRatioFactor, 1.0);
+  r.decay = (r.init - r.min) / kSglangNewTokenRatioDecaySteps;
+  return r;
+}
+
+SglangSchedulerLimits sglang_scheduler_limits(const SglangConfig& c, Tokens kv_capacity,
+                                              std::int64_t max_running_requests) {
+  if (!c.chunked_prefill_size || !c.context_length)
+    throw std::logic_error("sglang_scheduler_limits: the SglangConfig is not resolved (call resolve() first)");
+  SglangSchedulerLimits l;
+  l.kv_capacity = kv_capacity;
+  l.page_size = c.page_size;
+  l.chunked_prefill_size = *c.chunked_prefill_size;
+  l.max_prefill_tokens = c.max_prefill_tokens;
+  l.max_running_requests = max_running_requests;
+  l.context_length = *c.context_length;
+  l.schedule_conservativeness = c.schedule_conservativeness;
+  return l;
+}
+
+SglangScheduler::SglangScheduler(const SglangSchedulerLimits& limits)
+    : limits_(checked(limits)),
+      ratio_(sglang_new_token_ratio(limits.schedule_conservativeness)),
+      max_req_len_(std::min<Tokens>(limits.context_length - 1, limits.kv_capacity - 1)),
+      cache_(limits.kv_capacity) {
+  new_token_ratio_ = ratio_.init;
+}
+
+void SglangScheduler::attach(std::deque<RequestState>* table) { table_ = table; }
+
+KvRequest SglangScheduler::kv_request(const RequestState& r) const {
+  KvRequest k;
+  k.id = r.id;
+  k.prompt_tokens = r.prompt_tokens;
+  k.num_tokens = r.prompt_tokens + r.output_tokens;
+  k.num_computed_tokens = r.computed_tokens;
+  if (r.prefix_hashes) k.prefix_hashes = *r.prefix_hashes;
+  k.prefix_block_tokens = r.prefix_block_tokens;
+  return k;
+}
+
+SglangAbort SglangScheduler::abort_reason(std::uint64_t id) const {
+  return id < slots_.size() ? slots_[id].abort : SglangAbort::none;
+}
+
+void SglangScheduler::abort(std::uint64_t id, SglangAbort reason) {
+  RequestState& r = row(id);
+  r.status = RequestStatus::aborted;
+  slot(id).abort = reason;
+}
+
+void SglangScheduler::add_request(std::uint64_t id) {
+  if (!table_) broken("add_request before attach");
+  if (id >= table_->size()) broken(fmt::format("request {} is not in the table", id));
+  if (id >= slots_.size()) slots_.resize(std::max<std::size_t>(id + 1, 2 * slots_.size()));
+  Slot& s = slot(id);
+  if (s.known) broken(fmt::format("request {} added twice", id));
+  s = Slot{};
+  s.known = true;
+  RequestState& r = row(id);
+  // TokenizerManager._validate_one_request: input + max_new_tokens must stay below the context.
+  if (r.prompt_tokens + r.max_output_tokens >= limits_.context_length) {
+    abort(id, SglangAbort::context_length);
+    pending_aborts_.push_back(id);
+    return;
+  }
+  // Scheduler validate_input_length.
+  if (r.prompt_tokens >= max_req_input_len()) {
+    abort(id, SglangAbort::input_too_long);
+    pending_aborts_.push_back(id);
+    return;
+  }
+  // Scheduler.handle_generate_request: max_new_tokens = min(max_new_tokens, max_req_len − input − 1).
+  r.max_output_tokens = std::min<Tokens>(r.max_output_tokens, max_req_len_ - r.prompt_tokens - 1);
+  r.status = RequestStatus::waiting;
+  waiting_.push_back(id);
+}
+
+void SglangScheduler::evict_for(Tokens slots_needed) {
+  // evict_from_tree_cache (mem_cache/common.py): evict only the shortfall.
+  const Tokens available = cache_.available_size();
+  if (available < slots_needed) cache_.evict(slots_needed - available);
+}
+
+bool SglangScheduler::check_decode_mem(Tokens slots_needed) {
+  evict_for(slots_needed);
+  return cache_.available_size() >= slots_needed;
+}
+
+void SglangScheduler::schedule(Seconds now, StepPlan& plan) {
+  if (!table_) broken("schedule before attach");
+  for (std::uint64_t id : pending_aborts_) plan.aborted.push_back(id);
+  pending_aborts_.clear();
+  // Scheduler.get_next_batch_to_run: a prefill batch when one can be formed, else a decode batch.
+  if (!schedule_prefill(now, plan)) schedule_decode(plan);
+  // Nothing to run: the event loop's idle branch re-initialises new_token_ratio.
+  if (plan.empty()) new_token_ratio_ = ratio_.init;
+}
+
+bool SglangScheduler::schedule_prefill(Seconds now, StepPlan& plan) {
+  // Scheduler.get_new_batch_prefill.
+  if ((batch_is_full_ || waiting_.empty()) && !has_chunked_) return false;
+  const std::int64_t running_bs = static_cast<std::int64_t>(running_.size());
+  if (running_bs >= limits_.max_running_requests) {
+    batch_is_full_ = true;
+    return false;
+  }
+
+  // PrefillAdder: the budgets of this batch.
+  double total_offset = 0;  // rem_total_token_offset
+  for (std::uint64_t id : running_) {
+    const RequestState& r = row(id);
+    total_offset += static_cast<double>(std::min(r.max_output_tokens - r.output_tokens, kSglangClipMaxNewTokens)) *
+                    new_token_ratio_;
+  }
+  const bool chunking = limits_.chunked_prefill_size > 0;
+  Tokens rem_input = limits_.max_prefill_tokens;
+  Tokens rem_chunk = chunking ? limits_.chunked_prefill_size : 0;
+  auto rem_total = [&] {
+    return static_cast<double>(cache_.available_size() + cache_.evictable_size()) - total_offset;
+  };
+  auto update_budget = [&](Tokens extend, Tokens max_new) {  // _update_prefill_budget
+    total_offset += static_cast<double>(extend + max_new);
+    rem_input -= extend;
+    if (chunking) rem_chunk -= extend;
+  };
+  auto budget_state = [&] {
+    if (rem_total() <= 0) return AddResult::no_token;
+    if (rem_input <= 0 || (chunking && rem_chunk <= 0)) return AddResult::other;
+    return AddResult::proceed;
+  };
+
+  admitted_.clear();
+  admitted_tokens_.clear();
+
+  // add_chunked_req: the next chunk of the request cut last step, at most what the budget leaves.
+  if (has_chunked_) {
+    const RequestState& r = row(chunked_);
+    const Tokens extend = r.remaining_prefill();
+    const double total = rem_total();
+    const Tokens limit = std::min<Tokens>(rem_chunk, total > 0 ? static_cast<Tokens>(std::floor(total)) : 0);
+    if (limit > 0) {
+      const bool truncated = extend > limit;
+      const Tokens n = std::min(extend, limit);
+      admitted_.push_back(chunked_);
+      admitted_tokens_.push_back(n);
+      update_budget(n, truncated ? 0 : std::min(r.max_output_tokens, kSglangClipMaxNewTokens));
+      if (!truncated) has_chunked_ = false;  // its last chunk: an ordinary prefill from here on
+    }
+  }
+
+  // Waiting requests in queue order (FCFS), stopping at the first that does not fit.
+  std::size_t taken = 0;
+  for (std::uint64_t id : waiting_) {
+    if (running_bs + static_cast<std::int64_t>(admitted_.size()) >= limits_.max_running_requests) {
+      batch_is_full_ = true;
+      break;
+    }
+    RequestState& r = row(id);
+    const KvRequest k = kv_request(r);
+    const RadixKvCache::Match m = cache_.match_prefix(k);  // Req.init_next_round_input
+    const Tokens extend = r.prompt_tokens + r.output_tokens - m.tokens;
+    // The check counts the outputs still to come (PrefillAdder.add_one_req since mid-2025:
+    // min(max(max_new − generated, 0), clip)), the reservation the request's max_new_tokens. For a
+    // request never retracted the two are equal; counting a retracted request's full max_new on
+    // top of the outputs it re-prefills (older releases) can leave it unable ever to fit.
+    const Tokens max_new = std::min(r.max_output_tokens, kSglangClipMaxNewTokens);
+    const Tokens total = extend + std::min(r.max_output_tokens - r.output_tokens, kSglangClipMaxNewTokens);
+    // PrefillAdder.add_one_req.
+    if (static_cast<double>(total) >= rem_total()) {
+      batch_is_full_ = true;
+      break;
+    }
+    if (extend > rem_input && !admitted_.empty()) break;
+    cache_.inc_lock_ref(m.node);  // locking the prefix takes it out of the evictable budget
+    if (static_cast<double>(total) > rem_total()) {
+      cache_.dec_lock_ref(m.node);
+      batch_is_full_ = true;
+      break;
+    }
+    Tokens n = extend;
+    if (!chunking || extend <= rem_chunk) {
+      update_budget(extend, max_new);
+    } else {
+      if (rem_chunk <= 0) {
+        cache_.dec_lock_ref(m.node);
+        break;
+      }
+      if (has_chunked_) broken("a second request would be cut while one is still chunked");
+      n = rem_chunk;
+      update_budget(n, 0);
+      chunked_ = id;
+      has_chunked_ = true;
+    }
+    Slot& s = slot(id);
+    s.node = m.node;
+    s.locked = m.tokens;
+    r.computed_tokens = m.tokens;
+    r.status = RequestStatus::running;
+    if (!s.admitted_before) {
+      s.admitted_before = true;
+      r.cached_tokens = m.tokens;
+    }
+    counters_.prefix_query_tokens += k.num_tokens;
+    counters_.prefix_hit_tokens += m.tokens;
+    admitted_.push_back(id);
+    admitted_tokens_.push_back(n);
+    ++taken;
+    const AddResult state = budget_state();
+    if (state != AddResult::proceed) {
+      if (state == AddResult::no_token) batch_is_full_ = true;
+      break;
+    }
+  }
+  for (std::size_t i = 0; i < taken; ++i) waiting_.pop_front();
+  if (admitted_.empty()) return false;
+
+  // ScheduleBatch.prepare_for_extend: one allocation for the batch, evicting the shortfall first.
+  Tokens need = 0;
+  for (Tokens n : admitted_tokens_) need += n;
+  evict_for(need);
+  for (std::size_t i = 0; i < admitted_.size(); ++i) {
+    const std::uint64_t id = admitted_[i];
+    const Tokens n = admitted_tokens_[i];
+    if (!cache_.alloc(n))
+      broken(fmt::format("prefill out of memory: {} tokens for request {} with {} available", n, id,
+                         cache_.available_size()));
+    Slot& s = slot(id);
+    s.own += n;
+    s.pending = n;
+    RequestState& r = row(id);
+    if (r.first_scheduled_s < 0) r.first_scheduled_s = now;
+    ScheduledRequest sr;
+    sr.id = id;
+    sr.new_tokens = n;
+    sr.context_tokens = r.computed_tokens;
+    sr.is_decode = false;
+    sr.samples = n == r.remaining_prefill();
+    if (sr.samples) ++prefill_in_flight_;
+    plan.add(sr);
+  }
+  return true;
+}
+
+void SglangScheduler::schedule_decode(StepPlan& plan) {
+  // Scheduler.update_running_batch.
+  if (running_.empty()) return;
+  if (!check_decode_mem(static_cast<Tokens>(running_.size()))) {
+    retract_decode(plan);
+  } else {
+    new_token_ratio_ = std::max(new_token_ratio_ - ratio_.decay, ratio_.min);
+  }
+  for (std::uint64_t id : running_) {
+    if (!cache_.alloc(1))
+      broken(fmt::format("decode out of memory for request {} after check_decode_mem passed", id));
+    Slot& s = slot(id);
+    s.own += 1;
+    s.pending = 1;
+    const RequestState& r = row(id);
+    ScheduledRequest sr;
+    sr.id = id;
+    sr.new_tokens = 1;
+    sr.context_tokens = r.computed_tokens;
+    sr.is_decode = true;
+    sr.samples = true;
+    plan.add(sr);
+  }
+}
+
+void SglangScheduler::release(std::uint64_t id) {
+  // release_kv_cache(req, tree_cache, is_insert=False): the request's own slots go back to the
+  // pool, its prefix path is unlocked (and stays cached).
+  Slot& s = slot(id);
+  cache_.free(s.own);
+  cache_.dec_lock_ref(s.node);
+  s.own = 0;
+  s.pending = 0;
+  s.node = RadixKvCache::kRoot;
+  s.locked = 0;
+}
+
+void SglangScheduler::retract_decode(StepPlan& plan) {
+  // ScheduleBatch.retract_decode: (#outputs, −#inputs) descending, a stable sort as Python's.
+  order_.assign(running_.begin(), running_.end());
+  std::stable_sort(order_.begin(), order_.end(), [&](std::uint64_t a, std::uint64_t b) {
+    const RequestState& x = row(a);
+    const RequestState& y = row(b);
+    if (x.output_tokens != y.output_tokens) return x.output_tokens > y.output_tokens;
+    return x.prompt_tokens < y.prompt_tokens;
+  });
+  const std::size_t first_retracted = plan.preempted.size();
+  bool first_iter = true;
+  while (first_iter || !check_decode_mem(static_cast<Tokens>(order_.size()))) {
+    if (order_.size() == 1) break;  // always keep one request
+    first_iter = false;
+    const std::uint64_t id = order_.back();
+    order_.pop_back();
+    release(id);
+    RequestState& r = row(id);
+    r.status = RequestStatus::preempted;
+    r.computed_tokens = 0;
+    ++r.preemptions;
+    ++counters_.preemptions;
+    plan.preempted.push_back(id);
+    // release_req: "use the newly evictable memory instantly".
+    evict_for(static_cast<Tokens>(order_.size()) * kSglangRetractDecodeSteps);
+  }
+  if (order_.size() <= 1 && !check_decode_mem(static_cast<Tokens>(order_.size()))) {
+    const std::uint64_t id = order_.back();
+    order_.pop_back();
+    release(id);
+    abort(id, SglangAbort::decode_out_of_memory);
+    plan.aborted.push_back(id);
+  }
+  running_.assign(order_.begin(), order_.end());  // filter_batch(keep_indices=sorted_indices)
+  batch_is_full_ = false;
+  // Scheduler._extend_requests_to_queue: the retracted go to the back of the waiting queue.
+  for (std::size_t i = first_retracted; i < plan.preempted.size(); ++i) waiting_.push_back(plan.preempted[i]);
+
+  Tokens decoded = 0, max_new = 0;
+  for (std::uint64_t id : running_) {
+    decoded += row(id).output_tokens;
+    max_new += row(id).max_output_tokens;
+  }
+  new_token_ratio_ = std::min(
+      1.0, static_cast<double>(decoded + kSglangRetractDecodeSteps * static_cast<Tokens>(running_.size())) /
+               static_cast<double>(max_new + 1));
+}
+
+void SglangScheduler::cache_unfinished(std::uint64_t id) {
+  // RadixCache.cache_unfinished_req: the computed tokens join the tree (duplicates go back to
+  // the pool) and the request re-locks the longer path.
+  RequestState& r = row(id);
+  Slot& s = slot(id);
+  if (s.own != r.computed_tokens - s.locked)
+    broken(fmt::format("request {} holds {} slots outside the tree, expected {}", id, s.own,
+                       r.computed_tokens - s.locked));
+  const RadixKvCache::Insertion ins = cache_.insert(kv_request(r), r.computed_tokens, s.locked);
+  cache_.inc_lock_ref(ins.node);
+  cache_.dec_lock_ref(s.node);
+  s.node = ins.node;
+  s.locked = r.computed_tokens;
+  s.own = 0;
+}
+
+void SglangScheduler::cache_finished(std::uint64_t id) {
+  // RadixCache.cache_finished_req: everything with KV joins the tree, unlocked.
+  RequestState& r = row(id);
+  Slot& s = slot(id);
+  if (s.own != r.computed_tokens - s.locked)
+    broken(fmt::format("request {} holds {} slots outside the tree, expected {}", id, s.own,
+                       r.computed_tokens - s.locked));
+  cache_.insert(kv_request(r), r.computed_tokens, s.locked);
+  cache_.dec_lock_ref(s.node);
+  s.node = RadixKvCache::kRoot;
+  s.locked = 0;
+  s.own = 0;
+}
+
+void SglangScheduler::leave_running(std::uint64_t id) {
+  std::erase(running_, id);
+  if (has_chunked_ && chunked_ == id) has_chunked_ = false;
+  batch_is_full_ = false;  // the batch shrank: prefill may be tried again
+}
+
+void SglangScheduler::complete_step(const StepPlan& plan, Seconds now, std::vector<std::uint64_t>& finished) {
+  prefill_in_flight_ = 0;
+  bool any_left = false;
+  for (const ScheduledRequest& sr : plan.scheduled) {
+    RequestState& r = row(sr.id);
+    Slot& s = slot(sr.id);
+    if (r.status != RequestStatus::running)
+      broken(fmt::format("request {} completed a step while not running", sr.id));
+    if (s.pending != sr.new_tokens)
+      broken(fmt::format("request {} completed {} tokens but {} were allocated", sr.id, sr.new_tokens, s.pending));
+    r.computed_tokens += sr.new_tokens;
+    s.pending = 0;
+    if (!sr.samples) {  // a chunk of a long prompt
+      cache_unfinished(sr.id);
+      continue;
+    }
+    ++r.output_tokens;
+    if (r.first_token_s < 0) r.first_token_s = now;
+    if (r.done()) {
+      cache_finished(sr.id);
+      r.status = RequestStatus::finished;
+      r.finish_s = now;
+      finished.push_back(sr.id);
+      any_left = true;
+      continue;
+    }
+    if (!sr.is_decode) {
+      // process_batch_result_prefill: cache_unfinished_req, then the prefill batch merges into
+      // the running batch (appended in batch order).
+      cache_unfinished(sr.id);
+      running_.push_back(sr.id);
+    }
+  }
+  if (any_left) {
+    std::erase_if(running_, [&](std::uint64_t id) { return row(id).status != RequestStatus::running; });
+    batch_is_full_ = false;
+  }
+}
+
+void SglangScheduler::drop_step(const StepPlan& plan) {
+  prefill_in_flight_ = 0;
+  for (const ScheduledRequest& sr : plan.scheduled) {
+    RequestState& r = row(sr.id);
+    if (r.status != RequestStatus::running) continue;
+    release(sr.id);
+    abort(sr.id, SglangAbort::dropped_step);
+    leave_running(sr.id);
+  }
+}
+
+bool SglangScheduler::has_work() const {
+  return !waiting_.empty() || !running_.empty() || has_chunked_ || prefill_in_flight_ > 0 || !pending_aborts_.empty();
+}
+
+std::int64_t SglangScheduler::running() const {
+  return static_cast<std::int64_t>(running_.size()) + (has_chunked_ ? 1 : 0) + prefill_in_flight_;
+}
+
+std::int64_t SglangScheduler::waiting() const { return static_cast<std::int64_t>(waiting_.size()); }
+
+KvUsage SglangScheduler::kv_usage() const {
+  KvUsage u;
+  u.capacity_tokens = cache_.size();
+  u.used_tokens = cache_.request_tokens() + cache_.protected_size();
+  u.cached_tokens = cache_.evictable_size();
+  return u;
+}
+
+void SglangScheduler::check_invariants() const {
+  cache_.check_invariants();
+  if (!(new_token_ratio_ >= 0 && new_token_ratio_ <= 1))
+    broken(fmt::format("new_token_ratio {} outside [0, 1]", new_token_ratio_));
+  std::vector<int> in_waiting(slots_.size(), 0), in_running(slots_.size(), 0);
+  for (std::uint64_t id : waiting_) {
+    if (id >= slots_.size() || !slots_[id].known) broken(fmt::format("unknown request {} waiting", id));
+    ++in_waiting[id];
+  }
+  for (std::uint64_t id : running_) {
+    if (id >= slots_.size() || !slots_[id].known) broken(fmt::format("unknown request {} running", id));
+    ++in_running[id];
+  }
+  Tokens own = 0;
+  std::int64_t live = 0;
+  for (std::size_t id = 0; id < slots_.size(); ++id) {
+    const Slot& s = slots_[id];
+    if (!s.known) continue;
+    const RequestState& r = row(id);
+    const std::string name = fmt::format("request {}", id);
+    own += s.own;
+    if (s.own < 0 || s.pending < 0 || s.pending > s.own) broken(name + " has a negative or inconsistent slot count");
+    const bool chunked = has_chunked_ && chunked_ == id;
+    switch (r.status) {
+      case RequestStatus::waiting:
+      case RequestStatus::preempted:
+        if (in_waiting[id] != 1 || in_running[id] != 0 || chunked)
+          broken(name + " is waiting but not exactly once in the waiting queue");
+        if (s.own != 0 || s.locked != 0 || s.node != RadixKvCache::kRoot || r.computed_tokens != 0)
+          broken(name + " is waiting but holds KV");
+        break;
+      case RequestStatus::running: {
+        ++live;
+        // Exactly one of: the decode batch, the chunked slot, a prefill in flight.
+        const bool in_flight_prefill = s.pending > 0 && in_running[id] == 0 && !chunked;
+        if (in_waiting[id] != 0 || in_running[id] + (chunked ? 1 : 0) + (in_flight_prefill ? 1 : 0) != 1)
+          broken(name + " is running but not exactly once in the decode batch, the chunked slot or a prefill in flight");
+        if (s.locked + s.own != r.computed_tokens + s.pending)
+          broken(fmt::format("{} accounts {} locked + {} own tokens for {} computed + {} in flight", name, s.locked,
+                             s.own, r.computed_tokens, s.pending));
+        Tokens path = 0;
+        for (RadixKvCache::NodeId n = s.node; n != RadixKvCache::kRoot; n = cache_.parent(n)) {
+          if (!cache_.is_live(n)) broken(name + " locks a freed node");
+          if (cache_.lock_ref(n) < 1) broken(name + " holds an unlocked node");
+          path += cache_.node_tokens(n);
+        }
+        if (path != s.locked) broken(fmt::format("{} locks a path of {} tokens, accounted {}", name, path, s.locked));
+        if (in_running[id] == 1 && (r.output_tokens < 1 || r.remaining_prefill() != 1))
+          broken(name + " is in the decode batch but is not decoding");
+        break;
+      }
+      case RequestStatus::finished:
+      case RequestStatus::aborted:
+        if (in_waiting[id] != 0 || in_running[id] != 0 || chunked) broken(name + " has left but is still queued");
+        if (s.own != 0 || s.locked != 0 || s.node != RadixKvCache::kRoot) broken(name + " has left but holds KV");
+        if ((r.status == RequestStatus::aborted) != (s.abort != SglangAbort::none))
+          broken(name + " is aborted without a reason, or has a reason without being aborted");
+        break;
+    }
+  }
+  if (own != cache_.request_tokens())
+    broken(fmt::format("requests hold {} slots outside the tree, the pool counts {}", own, cache_.request_tokens()));
+  if (live != running())
+    broken(fmt::format("{} requests have status running, the queues count {}", live, running()));
+  if (live > limits_.max_running_requests)
+    broken(fmt::format("{} requests running, max_running_requests is {}", live, limits_.max_running_requests));
+  const KvUsage u = kv_usage();
+  if (u.used_tokens + u.cached_tokens > u.capacity_tokens)
+    broken(fmt::format("KV over-committed: {} used + {} cached of {}", u.used_tokens, u.cached_tokens,
+                       u.capacity_tokens));
+}
+
+}  // namespace headroom::engine
