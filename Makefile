@@ -17,17 +17,16 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-# Main job: generate a sample allocator history with the model, then replay it.
+# Main job: the built-in default scenario (vLLM, Llama-3.1-8B, H100, a bursty synthetic workload).
 run: build
-	mkdir -p out
-	$(BUILD)/headroom sample-snapshot -o out/sample_snapshot.pickle
-	$(BUILD)/headroom replay out/sample_snapshot.pickle --what-if expandable_segments:True --what-if max_split_size_mb:64
+	$(BUILD)/headroom run scenarios/quickstart.yaml
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 bench: build
 	$(BUILD)/bench/bench_allocator
+	$(BUILD)/bench/bench_serving scenarios/vllm-azure-conv.yaml
 
 clean:
 	rm -rf $(BUILD) out

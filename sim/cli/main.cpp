@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   CLI::App app{"headroom: GPU memory of LLM serving engines, simulated to the byte"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "headroom 0.1.0");
+  headroom::cli::add_run_command(app);
   headroom::cli::add_replay_command(app);
   headroom::cli::add_sample_snapshot_command(app);
   headroom::cli::add_model_command(app);

@@ -35,4 +35,28 @@ void write_file_atomically(const std::filesystem::path& path, const std::functio
   }
 }
 
+AtomicOutputFile::AtomicOutputFile(std::filesystem::path path) : path_(std::move(path)) {
+  tmp_ = path_;
+  tmp_ += ".tmp-" + std::to_string(::getpid());
+  out_.open(tmp_, std::ios::trunc);
+  if (!out_) throw InputError(path_.string() + ": cannot write (is the folder there and writable?)");
+}
+
+AtomicOutputFile::~AtomicOutputFile() {
+  if (committed_) return;
+  out_.close();
+  std::error_code ec;
+  std::filesystem::remove(tmp_, ec);
+}
+
+void AtomicOutputFile::commit() {
+  out_.flush();
+  if (!out_) throw InputError(path_.string() + ": write failed");
+  out_.close();
+  std::error_code ec;
+  std::filesystem::rename(tmp_, path_, ec);
+  if (ec) throw InputError(path_.string() + ": cannot rename the finished output into place");
+  committed_ = true;
+}
+
 }  // namespace headroom

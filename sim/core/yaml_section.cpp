@@ -77,10 +77,10 @@ std::string YamlSection::choice(std::string_view key, const std::vector<std::str
   return s;
 }
 
-Bytes YamlSection::bytes(std::string_view key) const {
+Bytes YamlSection::bytes(std::string_view key, bool allow_zero) const {
   YAML::Node v = required(key);
   Bytes b = parse_bytes(scalar(key, v), fmt::format("{}: key '{}'", where(v), key_path(key)));
-  if (b == 0) fail(v, key, "expected a positive byte count, got 0");
+  if (b == 0 && !allow_zero) fail(v, key, "expected a positive byte count, got 0");
   return b;
 }
 

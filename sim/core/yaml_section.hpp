@@ -33,8 +33,9 @@ class YamlSection {
   std::string scalar(std::string_view key, const YAML::Node& v) const;
   std::string text(std::string_view key) const;
   std::string choice(std::string_view key, const std::vector<std::string>& options) const;
-  // A byte count: an integer or a size such as "300 MiB" (units.hpp parse_bytes); positive.
-  Bytes bytes(std::string_view key) const;
+  // A byte count: an integer or a size such as "300 MiB" (units.hpp parse_bytes); positive unless
+  // `allow_zero`.
+  Bytes bytes(std::string_view key, bool allow_zero = false) const;
   double number(std::string_view key, const YAML::Node& v, bool allow_zero) const;
   double positive(std::string_view key) const;
   void optional_number(std::string_view key, double& out, bool allow_zero = false) const;

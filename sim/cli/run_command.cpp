@@ -1,0 +1,193 @@
+// headroom run SCENARIO: start the engine through the allocator model, replay the workload, and say
+// whether (and when, and why) it runs out of memory. Writes summary.json, timeline.csv, requests.csv
+// and the resolved scenario (every default filled in) into the output folder.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "sim/cli/commands.hpp"
+#include "sim/core/atomic_file.hpp"
+#include "sim/core/error.hpp"
+#include "sim/engine/scheduler_factory.hpp"
+#include "sim/engine/server.hpp"
+#include "sim/engine/startup.hpp"
+#include "sim/latency/step_latency.hpp"
+#include "sim/report/run_report.hpp"
+#include "sim/scenario/resolved_scenario.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/workload/make_source.hpp"
+
+namespace headroom::cli {
+
+namespace {
+
+struct RunArgs {
+  std::string scenario;
+  std::string out_dir;
+  bool json = false;
+  bool check = false;
+  bool no_progress = false;
+};
+
+std::string engine_label(const engine::EngineConfig& c) {
+  switch (engine::engine_of(c)) {
+    case model::Engine::vllm: return "vLLM";
+    case model::Engine::sglang: return "SGLang";
+    case model::Engine::lightllm: return "LightLLM";
+  }
+  return "?";
+}
+
+model::KvCacheDtype kv_dtype_of(const engine::EngineConfig& c) {
+  if (auto* v = std::get_if<engine::VllmConfig>(&c)) return v->kv_cache_dtype;
+  if (auto* s = std::get_if<engine::SglangConfig>(&c)) return s->kv_cache_dtype;
+  return model::KvCacheDtype::model;  // LightLLM stores KV in the model's dtype (§3)
+}
+
+void print_startup(const scenario::Scenario& sc, const engine::StartupResult& st) {
+  fmt::print("{}: {} on {} ({}), {} tp={}\n", sc.name, engine_label(st.config), sc.gpu.name, sc.gpu.source,
+             sc.model.name, sc.tp);
+  if (!st.ok) {
+    fmt::print("  start-up         FAILED at {}: {}\n", engine::startup_stage_name(st.stage), st.failure);
+    return;
+  }
+  const auto& b = st.bytes;
+  fmt::print("  start-up         ok: {} KV tokens ({} blocks of {}), max {} running requests, {} graph sizes\n",
+             st.kv_tokens, st.kv_blocks, st.kv_block_tokens, st.max_running_requests, st.graph_batch_sizes.size());
+  fmt::print("  reserved for     weights {}, KV {}, workspaces {}, request pool {}, graph pool {}, non-torch {}\n",
+             format_bytes(b.weights), format_bytes(b.kv_cache), format_bytes(b.workspaces),
+             format_bytes(b.request_pool), format_bytes(b.graph_pool), format_bytes(b.non_torch));
+  fmt::print("  device free      {} after start-up (torch reserved {})\n", format_bytes(b.device_free),
+             format_bytes(b.reserved));
+}
+
+void print_serving(const report::RunSummary& s) {
+  const engine::ServingResult& r = *s.serving;
+  if (r.died) {
+    const engine::OomEvent& e = r.ooms.front();
+    fmt::print("  OOM              at {:.3f} s, step {} ({} tokens over {} sequences), allocating {}\n", e.time_s,
+               e.step, e.tokens, e.seqs, e.tensor);
+    fmt::print("                   {}\n", e.info.message());
+  } else if (!r.ooms.empty()) {
+    fmt::print("  OOMs             {} would-be OOMs (on_oom: continue), first at {:.3f} s allocating {}\n",
+               r.ooms.size(), r.ooms.front().time_s, r.ooms.front().tensor);
+  } else {
+    fmt::print("  OOM              none\n");
+  }
+  fmt::print("  requests         {} arrived, {} completed, {} dropped, {} rejected at arrival (too long for the engine)\n",
+             r.arrived, r.completed, r.aborted, r.rejected);
+  fmt::print("  preemptions      {}\n", r.preemptions);
+  fmt::print("  TTFT             p50 {:.3f} s, p99 {:.3f} s\n", s.ttft.p50, s.ttft.p99);
+  fmt::print("  TPOT             p50 {:.1f} ms, p99 {:.1f} ms\n", s.tpot.p50 * 1e3, s.tpot.p99 * 1e3);
+  fmt::print("  e2e              p50 {:.3f} s, p99 {:.3f} s\n", s.e2e.p50, s.e2e.p99);
+  fmt::print("  throughput       {:.0f} output tokens/s, {:.2f} requests/s over {:.1f} s simulated, {} steps\n",
+             s.throughput_tokens_per_s, s.throughput_requests_per_s, r.end_time_s, r.steps);
+  fmt::print("  memory           peak allocated {}, peak reserved {}\n", format_bytes(r.peak_allocated),
+             format_bytes(r.peak_reserved));
+  const auto& f = r.fragmentation_at_peak_reserved;
+  fmt::print("  fragmentation    at peak reserved: {} reserved but unallocated, largest free block {}, {} free blocks\n",
+             format_bytes(f.reserved_unallocated), format_bytes(f.largest_free_block), f.free_blocks);
+}
+
+void run(const RunArgs& a) {
+  namespace fs = std::filesystem;
+  scenario::Scenario sc = scenario::load_scenario(a.scenario);
+  fs::path out = a.out_dir.empty() ? fs::path("out") / sc.name : fs::path(a.out_dir);
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec || !fs::is_directory(out)) throw InputError(out.string() + ": cannot create the output folder");
+
+  engine::Deployment dep;
+  dep.model = sc.model;
+  dep.gpu = sc.gpu;
+  dep.tp = sc.tp;
+  dep.visible = sc.visible;
+  dep.other_processes = sc.other_processes;
+  dep.allocator = sc.allocator;
+  engine::StartupResult st = engine::start_engine(dep, sc.engine);
+  if (!a.json) print_startup(sc, st);
+
+  report::RunSummary summary;
+  summary.scenario = sc.name;
+  summary.engine = engine_label(st.config);
+  summary.model = sc.model.name;
+  summary.gpu = sc.gpu.name;
+  summary.gpu_source = sc.gpu.source;
+  summary.startup = &st;
+
+  engine::ServingResult serving;
+  // The request rows go to requests.csv as they finish; it is renamed into place only at the end.
+  AtomicOutputFile requests_csv(out / "requests.csv");
+  report::write_request_header(requests_csv.stream());
+  if (st.ok) {
+    std::unique_ptr<engine::Scheduler> scheduler = engine::make_scheduler(st, sc.model);
+    latency::StepLatencyModel lat(sc.model, sc.tp, kv_dtype_of(st.config), sc.model.dtype, sc.gpu);
+    engine::ServingOptions so;
+    so.model = &sc.model;
+    so.tp = sc.tp;
+    so.forward = st.forward;
+    so.sampler = st.sampler;
+    so.max_graph_batch = st.graph_batch_sizes.empty() ? 0 : st.graph_batch_sizes.back();
+    so.on_oom = sc.on_oom;
+    so.check_invariants = a.check;
+    engine::Server server(*st.memory.allocator, *st.memory.slots, lat, *scheduler, so);
+    std::unique_ptr<workload::RequestSource> source = workload::make_source(sc.workload);
+    report::LatencyCollector lat_stats;
+    const bool progress = !a.no_progress && !a.json && ::isatty(STDERR_FILENO);
+    serving = server.run(
+        *source,
+        [&](const engine::RequestRecord& r) {
+          report::write_request_row(requests_csv.stream(), r);
+          lat_stats.add(r);
+        },
+        [&](double now) {
+          if (progress) std::fprintf(stderr, "\r  simulating       %.1f s of the trace...", now);
+        });
+    if (progress) std::fprintf(stderr, "\r%60s\r", "");
+    summary.serving = &serving;
+    summary.ttft = report::summarize(lat_stats.ttft);
+    summary.tpot = report::summarize(lat_stats.tpot);
+    summary.e2e = report::summarize(lat_stats.e2e);
+    if (serving.end_time_s > 0) {
+      summary.throughput_tokens_per_s = static_cast<double>(serving.generated_tokens) / serving.end_time_s;
+      summary.throughput_requests_per_s = static_cast<double>(serving.completed) / serving.end_time_s;
+    }
+  }
+  nlohmann::json j = report::summary_json(summary);
+  j["verdict"] = report::verdict(summary);
+  write_file_atomically(out / "summary.json", [&](std::ostream& o) { o << j.dump(2) << "\n"; });
+  write_file_atomically(out / "timeline.csv", [&](std::ostream& o) {
+    report::write_timeline_csv(o, st, st.ok ? serving.timeline : std::vector<engine::TimelinePoint>{});
+  });
+  requests_csv.commit();
+  std::string resolved = scenario::resolved_scenario_yaml(sc, st.config);
+  write_file_atomically(out / "scenario.resolved.yaml", [&](std::ostream& o) { o << resolved; });
+  if (a.json) {
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  if (st.ok) print_serving(summary);
+  fmt::print("  verdict          {}\n", report::verdict(summary));
+  fmt::print("  outputs          {}/summary.json, timeline.csv, requests.csv, scenario.resolved.yaml\n", out.string());
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  auto* cmd = app.add_subcommand("run", "Start an engine and replay a workload through it (a scenario file)");
+  cmd->add_option("scenario", args->scenario, "Scenario YAML (see docs/scenario.md)")->required();
+  cmd->add_option("-o,--output", args->out_dir, "Output folder (default: out/<scenario name>)");
+  cmd->add_flag("--json", args->json, "Print summary.json instead of the text verdict");
+  cmd->add_flag("--check", args->check, "Check allocator and scheduler invariants after every step (slow)");
+  cmd->add_flag("--no-progress", args->no_progress, "No progress line on the terminal");
+  cmd->callback([args] { run(*args); });
+}
+
+}  // namespace headroom::cli

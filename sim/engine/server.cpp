@@ -1,0 +1,231 @@
+#include "sim/engine/server.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "sim/latency/batch.hpp"
+#include "sim/model/step_program.hpp"
+
+namespace headroom::engine {
+
+namespace {
+
+constexpr std::size_t kMaxCachedPrograms = 4096;
+
+void downsample(std::vector<TimelinePoint>& points, std::size_t max_points) {
+  if (points.size() <= max_points || max_points < 4) return;
+  // Keep the min and max reserved point of each bucket (in time order) so peaks survive.
+  std::size_t buckets = max_points / 2;
+  std::vector<TimelinePoint> out;
+  out.reserve(max_points);
+  for (std::size_t b = 0; b < buckets; ++b) {
+    std::size_t lo = points.size() * b / buckets, hi = points.size() * (b + 1) / buckets;
+    if (lo >= hi) continue;
+    auto first = points.begin() + static_cast<std::ptrdiff_t>(lo);
+    auto last = points.begin() + static_cast<std::ptrdiff_t>(hi);
+    auto [mn, mx] = std::minmax_element(first, last, [](const TimelinePoint& x, const TimelinePoint& y) {
+      return x.reserved < y.reserved;
+    });
+    if (mn == mx) {
+      out.push_back(*mn);
+    } else if (mn < mx) {
+      out.push_back(*mn);
+      out.push_back(*mx);
+    } else {
+      out.push_back(*mx);
+      out.push_back(*mn);
+    }
+  }
+  points = std::move(out);
+}
+
+}  // namespace
+
+Server::Server(alloc::CachingAllocator& allocator, model::SlotTable& slots, const latency::StepLatencyModel& latency,
+               Scheduler& scheduler, ServingOptions options)
+    : allocator_(allocator), slots_(slots), latency_(latency), scheduler_(scheduler), options_(std::move(options)) {
+  if (!options_.model) throw std::logic_error("ServingOptions::model is required");
+}
+
+const model::AllocationProgram& Server::program_for(const StepPlan& plan, bool graph_replay) {
+  auto key = std::make_tuple(plan.total_tokens, plan.seqs(), plan.decode_seqs, graph_replay);
+  auto it = programs_.find(key);
+  if (it != programs_.end()) return it->second;
+  if (programs_.size() >= kMaxCachedPrograms) programs_.clear();
+  model::AllocationProgram program;
+  if (graph_replay) {
+    // The captured graph reuses the addresses it got at capture: only the eager sampler allocates.
+    program = model::sampler_program(*options_.model, plan.seqs(), options_.tp, options_.sampler);
+  } else {
+    model::ForwardShape shape{plan.total_tokens, plan.seqs(), plan.decode_seqs, options_.tp};
+    program = model::step_program(*options_.model, shape, options_.forward, options_.sampler);
+  }
+  return programs_.emplace(key, std::move(program)).first->second;
+}
+
+RequestRecord Server::record_of(const RequestState& r) const {
+  RequestRecord rec;
+  rec.id = r.id;
+  rec.arrival_s = r.arrival_s;
+  rec.prompt_tokens = r.prompt_tokens;
+  rec.output_tokens = r.output_tokens;
+  rec.cached_tokens = r.cached_tokens;
+  rec.preemptions = r.preemptions;
+  rec.aborted = r.status == RequestStatus::aborted;
+  if (r.first_token_s >= 0) rec.ttft_s = r.first_token_s - r.arrival_s;
+  if (r.finish_s >= 0) {
+    rec.e2e_s = r.finish_s - r.arrival_s;
+    if (r.output_tokens > 1 && r.first_token_s >= 0)
+      rec.tpot_s = (r.finish_s - r.first_token_s) / static_cast<double>(r.output_tokens - 1);
+  }
+  return rec;
+}
+
+ServingResult Server::run(workload::RequestSource& source, const std::function<void(const RequestRecord&)>& on_request,
+                          const std::function<void(double)>& on_progress) {
+  ServingResult result;
+  scheduler_.attach(&table_);
+  EventQueue queue;
+  workload::Request next;
+  bool have_next = source.next(next);
+  if (have_next) queue.schedule(next.arrival_s, EventKind::Arrival, next.id);
+
+  StepPlan plan;
+  model::ProgramRun run;
+  latency::Batch batch;
+  std::vector<std::uint64_t> finished;
+  std::vector<TimelinePoint> points;
+  bool busy = false;
+  bool graph_step = false;
+  Bytes max_reserved_seen = 0;
+
+  auto emit = [&](const RequestState& r) {
+    if (on_request) on_request(record_of(r));
+  };
+
+  // Plans and launches the next step at `now`; false when the server died.
+  auto start_step = [&](Seconds now) -> bool {
+    while (!busy) {
+      plan.clear();
+      scheduler_.schedule(now, plan);
+      for (std::uint64_t id : plan.aborted) {
+        const RequestState& r = table_[id];
+        // Refused before it ran (too long for the engine), or given up on later (SGLang's last decode).
+        if (r.computed_tokens == 0 && r.output_tokens == 0) ++result.rejected;
+        else ++result.aborted;
+        emit(r);
+      }
+      if (plan.empty()) return true;
+      graph_step = options_.max_graph_batch > 0 && plan.decode_seqs == plan.seqs() &&
+                   plan.seqs() <= options_.max_graph_batch;
+      const model::AllocationProgram& program = program_for(plan, graph_step);
+      slots_.prepare(program);
+      allocator_.set_clock_us(static_cast<std::int64_t>(now * 1e6));
+      model::run_program(allocator_, program, slots_, run);
+      result.allocator_mallocs += run.allocations;
+      if (run.oom) {
+        OomEvent ev;
+        ev.time_s = now;
+        ev.step = static_cast<std::uint64_t>(result.steps);
+        ev.tokens = plan.total_tokens;
+        ev.seqs = plan.seqs();
+        const model::ProgramOp& op = program.ops[run.oom_op];
+        ev.tensor = op.layer >= 0 ? fmt::format("{} (layer {})", model::tensor_name(op.tensor), op.layer)
+                                  : std::string(model::tensor_name(op.tensor));
+        ev.info = *run.oom;
+        result.ooms.push_back(ev);
+        if (options_.on_oom == OnOom::stop) {
+          result.died = true;
+          return false;
+        }
+        // The step is dropped: its requests fail (the client sees an error) and the server goes on.
+        scheduler_.drop_step(plan);
+        for (const ScheduledRequest& s : plan.scheduled) {
+          const RequestState& r = table_[s.id];
+          if (r.status == RequestStatus::aborted) {
+            ++result.aborted;
+            emit(r);
+          }
+        }
+        continue;
+      }
+      batch = latency::Batch{};
+      for (const ScheduledRequest& s : plan.scheduled) {
+        if (s.is_decode) batch.add_decode(s.context_tokens);
+        else batch.add_prefill(s.new_tokens, s.context_tokens);
+      }
+      batch.cuda_graph = graph_step;
+      Seconds dt = latency_.step_time(batch);
+      busy = true;
+      queue.schedule(now + dt, EventKind::StepEnd, static_cast<std::uint64_t>(result.steps));
+      if (options_.check_invariants) {
+        allocator_.check_invariants();
+        scheduler_.check_invariants();
+      }
+    }
+    return true;
+  };
+
+  bool alive = true;
+  while (alive && !queue.empty()) {
+    Event e = queue.pop();
+    Seconds now = e.time;
+    if (e.kind == EventKind::Arrival) {
+      if (next.id != table_.size())
+        throw std::logic_error(fmt::format("request ids must be dense: got {} after {}", next.id, table_.size()));
+      requests_.push_back(std::move(next));
+      const workload::Request& req = requests_.back();
+      RequestState st;
+      st.id = req.id;
+      st.arrival_s = req.arrival_s;
+      st.prompt_tokens = req.input_tokens;
+      st.max_output_tokens = std::max<Tokens>(req.output_tokens, 1);
+      st.prefix_hashes = &req.prefix_hashes;
+      st.prefix_block_tokens = req.prefix_block_tokens;
+      ++result.arrived;
+      table_.push_back(st);
+      scheduler_.add_request(req.id);  // a refusal shows up in the next plan's `aborted`
+      next = workload::Request{};
+      have_next = source.next(next);
+      if (have_next) queue.schedule(std::max(next.arrival_s, now), EventKind::Arrival, next.id);
+      alive = start_step(now);
+    } else if (e.kind == EventKind::StepEnd) {
+      busy = false;
+      ++result.steps;
+      if (graph_step) ++result.graph_steps;
+      finished.clear();
+      scheduler_.complete_step(plan, now, finished);
+      for (const ScheduledRequest& s : plan.scheduled)
+        if (s.samples) ++result.generated_tokens;
+      for (std::uint64_t id : finished) {
+        ++result.completed;
+        emit(table_[id]);
+      }
+      const alloc::Fragmentation fr = allocator_.fragmentation();
+      if (fr.reserved > max_reserved_seen) {
+        max_reserved_seen = fr.reserved;
+        result.fragmentation_at_peak_reserved = fr;
+      }
+      KvUsage kv = scheduler_.kv_usage();
+      points.push_back(TimelinePoint{now, fr.allocated, fr.reserved,
+                                     run.peak_allocated > 0 ? run.peak_allocated : 0, fr.largest_free_block,
+                                     fr.free_blocks, kv.used_tokens, scheduler_.running(), scheduler_.waiting(),
+                                     result.arrived, scheduler_.counters().preemptions});
+      if (on_progress && result.steps % 1024 == 0) on_progress(now);
+      alive = start_step(now);
+    }
+    result.end_time_s = now;
+  }
+  const alloc::AllocatorStats& st = allocator_.stats();
+  result.peak_allocated = static_cast<Bytes>(st.allocated_bytes[alloc::kAll].peak);
+  result.peak_reserved = static_cast<Bytes>(st.reserved_bytes[alloc::kAll].peak);
+  result.counters = scheduler_.counters();
+  result.preemptions = result.counters.preemptions;
+  downsample(points, options_.max_timeline_points);
+  result.timeline = std::move(points);
+  return result;
+}
+
+}  // namespace headroom::engine

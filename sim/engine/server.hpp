@@ -1,0 +1,124 @@
+#pragma once
+// The serving loop: requests arrive from a workload, the engine's scheduler builds each step, the
+// step's allocation program runs through the caching-allocator model (decode batches within the
+// captured sizes replay a CUDA graph: only the eager sampler allocates), the latency model advances
+// the clock, and finished requests leave. An allocation failure is an OOM event with PyTorch's
+// figures; by default the server dies there, as real ones do.
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "sim/allocator/caching_allocator.hpp"
+#include "sim/core/event_queue.hpp"
+#include "sim/engine/scheduler.hpp"
+#include "sim/latency/step_latency.hpp"
+#include "sim/model/forward_program.hpp"
+#include "sim/model/program_runner.hpp"
+#include "sim/model/sampler_program.hpp"
+#include "sim/workload/request_source.hpp"
+
+namespace headroom::engine {
+
+enum class OnOom { stop, continue_running };
+
+struct ServingOptions {
+  const model::ModelConfig* model = nullptr;
+  int tp = 1;
+  model::ForwardOptions forward;
+  model::SamplerOptions sampler;
+  // Decode-only batches of at most this many sequences replay a captured CUDA graph (0: none).
+  std::int64_t max_graph_batch = 0;
+  OnOom on_oom = OnOom::stop;
+  bool check_invariants = false;  // allocator and scheduler invariants after every step (slow)
+  std::size_t max_timeline_points = 4000;
+};
+
+struct OomEvent {
+  Seconds time_s = 0;
+  std::uint64_t step = 0;
+  Tokens tokens = 0;
+  std::int64_t seqs = 0;
+  std::string tensor;  // the allocation that failed: tensor name and layer
+  alloc::OomInfo info;
+};
+
+// Memory and load at the end of a step.
+struct TimelinePoint {
+  Seconds time_s = 0;
+  Bytes allocated = 0;          // torch-allocated now
+  Bytes reserved = 0;           // torch-reserved now
+  Bytes step_peak_allocated = 0;// the step's own peak (activations + sampler above the baseline)
+  Bytes largest_free_block = 0;
+  std::int64_t free_blocks = 0;
+  Tokens kv_used_tokens = 0;
+  std::int64_t running = 0;
+  std::int64_t waiting = 0;
+  std::int64_t arrived = 0;     // cumulative
+  std::int64_t preemptions = 0; // cumulative
+};
+
+struct RequestRecord {
+  std::uint64_t id = 0;
+  Seconds arrival_s = 0;
+  Tokens prompt_tokens = 0;
+  Tokens output_tokens = 0;
+  Tokens cached_tokens = 0;
+  int preemptions = 0;
+  Seconds ttft_s = -1;   // first token minus arrival
+  Seconds tpot_s = -1;   // (finish - first token) / (outputs - 1); -1 with a single output
+  Seconds e2e_s = -1;
+  bool aborted = false;
+};
+
+struct ServingResult {
+  bool died = false;                  // stopped at an OOM (on_oom: stop)
+  std::vector<OomEvent> ooms;
+  std::int64_t arrived = 0;
+  std::int64_t completed = 0;
+  std::int64_t aborted = 0;           // given up on after they ran: dropped steps (on_oom: continue), SGLang's
+                                      // last decode request that cannot fit
+  std::int64_t rejected = 0;          // refused before they ran (longer than the engine accepts)
+  std::int64_t steps = 0;
+  std::int64_t graph_steps = 0;
+  std::int64_t preemptions = 0;
+  Seconds end_time_s = 0;
+  Tokens generated_tokens = 0;
+  Bytes peak_allocated = 0, peak_reserved = 0;
+  alloc::Fragmentation fragmentation_at_peak_reserved;
+  std::vector<TimelinePoint> timeline;  // down-sampled, min/max of reserved kept per bucket
+  SchedulerCounters counters;
+  std::int64_t allocator_mallocs = 0;
+};
+
+class Server {
+ public:
+  Server(alloc::CachingAllocator& allocator, model::SlotTable& slots, const latency::StepLatencyModel& latency,
+         Scheduler& scheduler, ServingOptions options);
+
+  // Replays the workload to its end (or the first OOM with on_oom: stop). `on_request` sees every
+  // finished or aborted request as it leaves (for a streaming requests.csv).
+  ServingResult run(workload::RequestSource& source, const std::function<void(const RequestRecord&)>& on_request,
+                    const std::function<void(double progress_s)>& on_progress = {});
+
+ private:
+  const model::AllocationProgram& program_for(const StepPlan& plan, bool graph_replay);
+  RequestRecord record_of(const RequestState& r) const;
+
+  alloc::CachingAllocator& allocator_;
+  model::SlotTable& slots_;
+  const latency::StepLatencyModel& latency_;
+  Scheduler& scheduler_;
+  ServingOptions options_;
+  std::deque<RequestState> table_;            // by request id; a deque keeps rows in place as it grows
+  std::deque<workload::Request> requests_;    // prefix hashes live here, indexed like table_
+  // Step programs by (tokens, seqs, decode seqs, graph replay): shapes repeat, so a step rarely
+  // builds one. Cleared when it grows past a bound, so memory stays flat on long traces.
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, bool>, model::AllocationProgram> programs_;
+};
+
+}  // namespace headroom::engine

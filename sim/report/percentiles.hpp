@@ -1,0 +1,20 @@
+#pragma once
+// Latency distributions as the run report states them: count, mean and percentiles by linear
+// interpolation between order statistics (numpy's default), over the finished requests.
+#include <cstdint>
+#include <vector>
+
+namespace headroom::report {
+
+struct Distribution {
+  std::int64_t count = 0;
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+};
+
+// `values` is sorted in place. Empty input gives count 0 and zeros.
+Distribution summarize(std::vector<double>& values);
+
+// The q-quantile (0..1) of sorted values, linearly interpolated.
+double quantile_sorted(const std::vector<double>& sorted, double q);
+
+}  // namespace headroom::report

@@ -1,0 +1,150 @@
+#include "sim/report/run_report.hpp"
+
+#include <fmt/format.h>
+
+
+namespace headroom::report {
+
+void LatencyCollector::add(const engine::RequestRecord& r) {
+  if (r.aborted) return;
+  if (r.ttft_s >= 0) ttft.push_back(r.ttft_s);
+  if (r.tpot_s >= 0) tpot.push_back(r.tpot_s);
+  if (r.e2e_s >= 0) e2e.push_back(r.e2e_s);
+}
+
+namespace {
+
+nlohmann::json dist_json(const Distribution& d) {
+  return {{"count", d.count}, {"mean", d.mean}, {"p50", d.p50}, {"p90", d.p90}, {"p99", d.p99}, {"max", d.max}};
+}
+
+nlohmann::json oom_json(const engine::OomEvent& e) {
+  const alloc::OomInfo& o = e.info;
+  Bytes unallocated = o.reserved > o.allocated + o.private_pool_free ? o.reserved - o.allocated - o.private_pool_free : 0;
+  return {{"time_s", e.time_s},
+          {"step", e.step},
+          {"tokens", e.tokens},
+          {"seqs", e.seqs},
+          {"tensor", e.tensor},
+          {"tried_bytes", o.alloc_size},
+          {"requested_bytes", o.requested},
+          {"free_bytes", o.free},
+          {"allocated_bytes", o.allocated},
+          {"reserved_bytes", o.reserved},
+          {"reserved_unallocated_bytes", unallocated},
+          {"private_pool_bytes", o.private_pool_free},
+          {"message", o.message()}};
+}
+
+}  // namespace
+
+nlohmann::json summary_json(const RunSummary& s) {
+  const engine::StartupResult& st = *s.startup;
+  nlohmann::json j;
+  j["scenario"] = s.scenario;
+  j["engine"] = s.engine;
+  j["model"] = s.model;
+  j["gpu"] = {{"profile", s.gpu}, {"source", s.gpu_source}};
+  nlohmann::json startup = {{"ok", st.ok},
+                            {"stage", std::string(engine::startup_stage_name(st.stage))},
+                            {"failure", st.ok ? nlohmann::json(nullptr) : nlohmann::json(st.failure)},
+                            {"kv_tokens", st.kv_tokens},
+                            {"kv_blocks", st.kv_blocks},
+                            {"kv_block_tokens", st.kv_block_tokens},
+                            {"max_running_requests", st.max_running_requests},
+                            {"graph_batch_sizes", st.graph_batch_sizes},
+                            {"bytes",
+                             {{"weights", st.bytes.weights},
+                              {"kv_cache", st.bytes.kv_cache},
+                              {"request_pool", st.bytes.request_pool},
+                              {"workspaces", st.bytes.workspaces},
+                              {"graph_pool", st.bytes.graph_pool},
+                              {"activations_peak", st.bytes.activations_peak},
+                              {"non_torch", st.bytes.non_torch},
+                              {"reserved", st.bytes.reserved},
+                              {"device_free", st.bytes.device_free}}}};
+  nlohmann::json filled = nlohmann::json::array();
+  for (const auto& f : st.filled) filled.push_back({{"field", f.field}, {"value", f.value}, {"why", f.why}});
+  startup["filled_defaults"] = filled;
+  j["startup"] = startup;
+  if (!st.ok) {
+    j["oom"] = st.oom ? nlohmann::json({{"time_s", 0.0},
+                                        {"stage", std::string(engine::startup_stage_name(st.stage))},
+                                        {"tried_bytes", st.oom->alloc_size},
+                                        {"free_bytes", st.oom->free},
+                                        {"allocated_bytes", st.oom->allocated},
+                                        {"reserved_unallocated_bytes",
+                                         st.oom->reserved > st.oom->allocated ? st.oom->reserved - st.oom->allocated : 0},
+                                        {"message", st.oom->message()}})
+                      : nlohmann::json(nullptr);
+    j["requests"] = {{"arrived", 0}, {"completed", 0}, {"aborted", 0}, {"rejected", 0}};
+    j["preemptions"] = 0;
+    j["metrics"] = {{"ttft_s", dist_json({})}, {"tpot_s", dist_json({})}, {"e2e_s", dist_json({})}};
+    return j;
+  }
+  const engine::ServingResult& r = *s.serving;
+  j["oom"] = r.ooms.empty() ? nlohmann::json(nullptr) : oom_json(r.ooms.front());
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& e : r.ooms) all.push_back(oom_json(e));
+  j["ooms"] = all;
+  j["died"] = r.died;
+  j["requests"] = {{"arrived", r.arrived}, {"completed", r.completed}, {"aborted", r.aborted}, {"rejected", r.rejected}};
+  j["preemptions"] = r.preemptions;
+  j["steps"] = {{"total", r.steps}, {"cuda_graph", r.graph_steps}};
+  j["simulated_s"] = r.end_time_s;
+  j["generated_tokens"] = r.generated_tokens;
+  j["throughput"] = {{"output_tokens_per_s", s.throughput_tokens_per_s},
+                     {"requests_per_s", s.throughput_requests_per_s}};
+  j["metrics"] = {{"ttft_s", dist_json(s.ttft)}, {"tpot_s", dist_json(s.tpot)}, {"e2e_s", dist_json(s.e2e)}};
+  j["memory"] = {{"peak_allocated_bytes", r.peak_allocated},
+                 {"peak_reserved_bytes", r.peak_reserved},
+                 {"fragmentation_at_peak_reserved",
+                  {{"reserved_unallocated_bytes", r.fragmentation_at_peak_reserved.reserved_unallocated},
+                   {"largest_free_block_bytes", r.fragmentation_at_peak_reserved.largest_free_block},
+                   {"free_blocks", r.fragmentation_at_peak_reserved.free_blocks}}}};
+  j["prefix_cache"] = {{"hit_tokens", r.counters.prefix_hit_tokens}, {"query_tokens", r.counters.prefix_query_tokens}};
+  return j;
+}
+
+std::string verdict(const RunSummary& s) {
+  const engine::StartupResult& st = *s.startup;
+  std::string who = fmt::format("{} on {} with {}", s.engine, s.gpu, s.model);
+  if (!st.ok) return fmt::format("{} fails at start-up ({}): {}", who, engine::startup_stage_name(st.stage), st.failure);
+  const engine::ServingResult& r = *s.serving;
+  if (r.died) {
+    const engine::OomEvent& e = r.ooms.front();
+    return fmt::format("{} runs out of memory at {:.1f} s of the trace, in {} of a {}-token step, after serving {} of "
+                       "{} arrived requests",
+                       who, e.time_s, e.tensor, e.tokens, r.completed, r.arrived);
+  }
+  if (!r.ooms.empty())
+    return fmt::format("{} would have run out of memory {} times (first at {:.1f} s); {} requests were dropped", who,
+                       r.ooms.size(), r.ooms.front().time_s, r.aborted);
+  return fmt::format("{} serves all {} requests without running out of memory", who, r.completed);
+}
+
+void write_request_header(std::ostream& out) {
+  out << "id,arrival_s,prompt_tokens,output_tokens,cached_tokens,preemptions,ttft_s,tpot_s,e2e_s,aborted\n";
+}
+
+void write_request_row(std::ostream& out, const engine::RequestRecord& r) {
+  auto num = [](double v) { return v < 0 ? std::string() : fmt::format("{:.6f}", v); };
+  out << fmt::format("{},{:.6f},{},{},{},{},{},{},{},{}\n", r.id, r.arrival_s, r.prompt_tokens, r.output_tokens,
+                     r.cached_tokens, r.preemptions, num(r.ttft_s), num(r.tpot_s), num(r.e2e_s), r.aborted ? 1 : 0);
+}
+
+void write_timeline_csv(std::ostream& out, const engine::StartupResult& st,
+                        const std::vector<engine::TimelinePoint>& timeline) {
+  out << "time_s,weights_bytes,kv_pool_bytes,workspace_bytes,graph_pool_bytes,request_pool_bytes,activation_bytes,"
+         "cached_free_bytes,allocated_bytes,reserved_bytes,largest_free_block_bytes,free_blocks,kv_used_tokens,"
+         "running,waiting,arrived,preemptions\n";
+  for (const auto& p : timeline) {
+    Bytes cached_free = p.reserved > p.allocated ? p.reserved - p.allocated : 0;
+    out << fmt::format("{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", p.time_s, st.bytes.weights,
+                       st.bytes.kv_cache, st.bytes.workspaces, st.bytes.graph_pool, st.bytes.request_pool,
+                       p.step_peak_allocated, cached_free, p.allocated, p.reserved, p.largest_free_block,
+                       p.free_blocks, p.kv_used_tokens, p.running, p.waiting, p.arrived, p.preemptions);
+  }
+}
+
+}  // namespace headroom::report

@@ -1,0 +1,53 @@
+#pragma once
+// What `headroom run` writes: summary.json (the verdict's figures), timeline.csv (memory by category
+// and load over time, down-sampled), requests.csv (one row per finished request, streamed as they
+// finish). Field names are documented in README "headroom run".
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/engine/server.hpp"
+#include "sim/engine/startup_result.hpp"
+#include "sim/report/percentiles.hpp"
+
+namespace headroom::report {
+
+// Latency distributions over finished requests, collected as they leave.
+struct LatencyCollector {
+  std::vector<double> ttft, tpot, e2e;
+  void add(const engine::RequestRecord& r);
+};
+
+struct RunSummary {
+  std::string scenario;
+  std::string engine;
+  std::string model;
+  std::string gpu;
+  std::string gpu_source;  // datasheet | measured
+  const engine::StartupResult* startup = nullptr;
+  const engine::ServingResult* serving = nullptr;  // null when start-up failed
+  Distribution ttft, tpot, e2e;
+  double throughput_tokens_per_s = 0;
+  double throughput_requests_per_s = 0;
+};
+
+nlohmann::json summary_json(const RunSummary& s);
+
+// One sentence: "vLLM on h100-sxm-80gb serves all 19,366 requests without an OOM" / "... dies at
+// 1,203.4 s: CUDA out of memory ...".
+std::string verdict(const RunSummary& s);
+
+void write_request_header(std::ostream& out);
+void write_request_row(std::ostream& out, const engine::RequestRecord& r);
+
+// Memory by category at each timeline point: weights, KV pool, workspaces, graph pool and request
+// pool are fixed after start-up; activations are the step's own peak; cached-free is reserved minus
+// allocated.
+void write_timeline_csv(std::ostream& out, const engine::StartupResult& startup,
+                        const std::vector<engine::TimelinePoint>& timeline);
+
+}  // namespace headroom::report

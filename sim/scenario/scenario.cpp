@@ -1,0 +1,75 @@
+#include "sim/scenario/scenario.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "sim/core/error.hpp"
+#include "sim/core/yaml_section.hpp"
+#include "sim/model/model_source.hpp"
+#include "sim/scenario/engine_yaml.hpp"
+#include "sim/scenario/workload_yaml.hpp"
+
+namespace headroom::scenario {
+
+Scenario parse_scenario(const std::string& yaml, const std::string& file, const std::filesystem::path& folder) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::Exception& e) {
+    throw InputError(fmt::format("{}:{}:{}: not valid YAML: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+  if (!root.IsMap()) throw InputError(fmt::format("{}: expected a mapping of keys at the top level", file));
+  YamlSection top(root, file, "");
+  top.check_keys({"name", "seed", "gpu", "model", "engine", "allocator", "workload", "on_oom"});
+  Scenario s;
+  s.file = file;
+  s.name = top.present("name") ? top.text("name") : std::filesystem::path(file).stem().string();
+  if (top.present("seed")) s.seed = static_cast<std::uint64_t>(top.integer("seed", top.value("seed"), 0, INT64_MAX));
+
+  YamlSection gpu = top.child("gpu");
+  gpu.check_keys({"profile", "visible", "other_processes"});
+  s.gpu_name = gpu.text("profile");
+  std::string profile = s.gpu_name;
+  if (profile.find('/') != std::string::npos || profile.ends_with(".yaml"))
+    profile = resolve_data_path(profile, folder);
+  s.gpu = device::load_gpu_profile(profile);
+  if (gpu.present("visible")) s.visible = gpu.bytes("visible");
+  if (gpu.present("other_processes")) s.other_processes = gpu.bytes("other_processes", true);
+
+  YamlSection m = top.child("model");
+  m.check_keys({"name", "tp"});
+  s.model_name = m.text("name");
+  std::string model_path = s.model_name;
+  if (model_path.find('/') != std::string::npos && std::filesystem::exists(resolve_data_path(model_path, folder)))
+    model_path = resolve_data_path(model_path, folder);
+  s.model = model::load_model(model_path);
+  if (m.present("tp")) s.tp = static_cast<int>(m.integer("tp", m.value("tp"), 1, 1024));
+
+  s.engine = read_engine(top.child("engine"));
+  if (top.present("allocator")) {
+    YAML::Node v = top.value("allocator");
+    s.allocator = alloc::parse_alloc_conf(top.scalar("allocator", v), fmt::format("{}: key 'allocator'", top.where(v)));
+  }
+  s.workload = read_workload(top.child("workload"), folder);
+  if (!top.child("workload").present("seed")) s.workload.seed = s.seed;
+  if (top.present("on_oom"))
+    s.on_oom = top.choice("on_oom", {"stop", "continue"}) == "continue" ? engine::OnOom::continue_running
+                                                                         : engine::OnOom::stop;
+  return s;
+}
+
+Scenario load_scenario(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw InputError(path.string() + (std::filesystem::exists(path, ec) ? ": not a regular file" : ": no such file"));
+  std::ifstream in(path);
+  if (!in) throw InputError(path.string() + ": cannot open for reading");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return parse_scenario(buf.str(), path.string(), path.parent_path());
+}
+
+}  // namespace headroom::scenario

@@ -1,0 +1,40 @@
+#pragma once
+// A scenario file: the GPU, the model, the engine and its knobs, the allocator configuration, the
+// workload, the seed, and what to do on an OOM. Every key is documented in docs/scenario.md; unknown
+// keys and bad values are errors naming file, line and key, with a did-you-mean.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "sim/allocator/alloc_config.hpp"
+#include "sim/device/gpu_profile.hpp"
+#include "sim/engine/engine_config.hpp"
+#include "sim/engine/server.hpp"
+#include "sim/model/kv_layout.hpp"
+#include "sim/model/model_config.hpp"
+#include "sim/workload/workload_spec.hpp"
+
+namespace headroom::scenario {
+
+struct Scenario {
+  std::string name;             // default: the file's stem
+  std::string file;
+  std::uint64_t seed = 0;       // the workload's seed unless it gives its own
+  std::string gpu_name;         // profile name or path as written
+  device::GpuProfile gpu;
+  std::optional<Bytes> visible; // capacity this process sees (default: the profile's)
+  Bytes other_processes = 0;
+  std::string model_name;       // catalogue name or config.json path as written
+  model::ModelConfig model;
+  int tp = 1;
+  engine::EngineConfig engine;
+  alloc::AllocatorConfig allocator;
+  workload::WorkloadSpec workload;
+  engine::OnOom on_oom = engine::OnOom::stop;
+};
+
+Scenario load_scenario(const std::filesystem::path& path);
+Scenario parse_scenario(const std::string& yaml, const std::string& file, const std::filesystem::path& folder);
+
+}  // namespace headroom::scenario

@@ -1,0 +1,182 @@
+// `headroom run` as a user runs it: the quickstart's verdict and files, byte-identical outputs for the
+// same scenario and seed, an OOM while serving (stop and continue), a start-up failure, bad input.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_data.hpp"
+
+using headroom::test::run_headroom;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+void write(const fs::path& p, const std::string& text) {
+  std::ofstream out(p);
+  out << text;
+}
+
+fs::path source_dir() { return fs::path(HEADROOM_SOURCE_DIR); }
+
+// A small synthetic workload so that each run takes a fraction of a second.
+const std::string kWorkload =
+    "workload:\n"
+    "  synthetic:\n"
+    "    requests: 400\n"
+    "    arrivals: {process: gamma, rate: 20, cv: 3}\n"
+    "    input: {dist: lognormal, mean: 3000, cv: 1.0, max: 16000}\n"
+    "    output: {dist: lognormal, mean: 200, cv: 1.0, max: 1024}\n";
+
+}  // namespace
+
+TEST_CASE("run: the quickstart serves its workload and writes every output") {
+  fs::path out = headroom::test::temp_dir("run-quickstart");
+  auto r = run_headroom("run " + q(source_dir() / "scenarios/quickstart.yaml") + " -o " + q(out));
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("start-up         ok: 432128 KV tokens (27008 blocks of 16)"));
+  CHECK_THAT(r.output, Catch::Contains("OOM              none"));
+  CHECK_THAT(r.output, Catch::Contains("serves all 3000 requests without running out of memory"));
+  auto j = nlohmann::json::parse(slurp(out / "summary.json"));
+  CHECK(j["startup"]["ok"] == true);
+  CHECK(j["startup"]["kv_tokens"] == 432128);
+  CHECK(j["oom"].is_null());
+  CHECK(j["requests"]["completed"] == 3000);
+  CHECK(j["metrics"]["ttft_s"]["p50"].get<double>() > 0);
+  CHECK(j["metrics"]["ttft_s"]["p99"].get<double>() >= j["metrics"]["ttft_s"]["p50"].get<double>());
+  CHECK(j["metrics"]["tpot_s"]["p50"].get<double>() > 0);
+  CHECK(j["preemptions"].get<int>() >= 0);
+  CHECK(j["gpu"]["source"] == "datasheet");
+  std::string timeline = slurp(out / "timeline.csv");
+  CHECK(timeline.rfind("time_s,weights_bytes,kv_pool_bytes,workspace_bytes,graph_pool_bytes,", 0) == 0);
+  CHECK(std::count(timeline.begin(), timeline.end(), '\n') > 100);
+  std::string requests = slurp(out / "requests.csv");
+  CHECK(std::count(requests.begin(), requests.end(), '\n') == 3001);  // header + one row per request
+  // The resolved scenario has every default filled in, and runs again to the same results.
+  std::string resolved = slurp(out / "scenario.resolved.yaml");
+  CHECK_THAT(resolved, Catch::Contains("max_num_batched_tokens: 8192"));
+  CHECK_THAT(resolved, Catch::Contains("max_num_seqs: 1024"));
+  CHECK_THAT(resolved, Catch::Contains("max_model_len: 131072"));
+  fs::path again = headroom::test::temp_dir("run-quickstart-again");
+  REQUIRE(run_headroom("run " + q(out / "scenario.resolved.yaml") + " -o " + q(again)).exit_code == 0);
+  auto first = nlohmann::json::parse(slurp(out / "summary.json"));
+  auto second = nlohmann::json::parse(slurp(again / "summary.json"));
+  CHECK(second["startup"]["filled_defaults"].empty());  // nothing left to fill
+  first["startup"].erase("filled_defaults");
+  second["startup"].erase("filled_defaults");
+  CHECK(first == second);
+  CHECK(slurp(again / "requests.csv") == slurp(out / "requests.csv"));
+}
+
+TEST_CASE("run: each engine replays the Azure and Mooncake conversation traces end to end") {
+  headroom::test::data_file("azure2023_conv.csv");  // skips (or fails under CI) without the data
+  headroom::test::data_file("mooncake_conversation_trace.jsonl");
+  for (const char* engine : {"vllm", "sglang", "lightllm"}) {
+    for (const char* trace : {"azure-conv", "mooncake-conv"}) {
+      std::string name = std::string(engine) + "-" + trace;
+      INFO(name);
+      fs::path out = headroom::test::temp_dir("run-" + name);
+      auto r = run_headroom("run " + q(source_dir() / "scenarios" / (name + ".yaml")) + " -o " + q(out) + " --json");
+      REQUIRE(r.exit_code == 0);
+      auto j = nlohmann::json::parse(r.output);
+      CHECK(j["startup"]["ok"] == true);
+      CHECK(j["oom"].is_null());
+      const int arrived = j["requests"]["arrived"].get<int>();
+      CHECK(arrived == (std::string(trace) == "azure-conv" ? 19366 : 12031));
+      CHECK(j["requests"]["completed"].get<int>() + j["requests"]["aborted"].get<int>() +
+                j["requests"]["rejected"].get<int>() == arrived);
+      CHECK(j["requests"]["completed"].get<int>() > arrived / 2);
+      CHECK(j["metrics"]["ttft_s"]["count"].get<int>() == j["requests"]["completed"].get<int>());
+    }
+  }
+}
+
+TEST_CASE("run: the same scenario and seed give byte-identical outputs") {
+  fs::path a = headroom::test::temp_dir("run-det-a"), b = headroom::test::temp_dir("run-det-b");
+  std::string scenario = q(source_dir() / "scenarios/quickstart.yaml");
+  REQUIRE(run_headroom("run " + scenario + " -o " + q(a)).exit_code == 0);
+  REQUIRE(run_headroom("run " + scenario + " -o " + q(b)).exit_code == 0);
+  for (const char* f : {"summary.json", "timeline.csv", "requests.csv"}) {
+    INFO(f);
+    CHECK(slurp(a / f) == slurp(b / f));
+  }
+}
+
+TEST_CASE("run: a decode batch LightLLM's start-up check never sampled runs out of memory") {
+  fs::path dir = headroom::test::temp_dir("run-oom");
+  // LightLLM's _check_max_len_infer samples one request (§3); with mem_fraction 0.97 the pool leaves
+  // ~2 GiB, and the native sampler of a 600-sequence decode step needs more.
+  std::string base =
+      "gpu: {profile: h100-sxm-80gb}\nmodel: {name: Llama-3.1-8B}\n"
+      "engine: {kind: lightllm, mem_fraction: 0.97}\n"
+      "workload:\n"
+      "  synthetic:\n"
+      "    requests: 1500\n"
+      "    arrivals: {process: poisson, rate: 400}\n"
+      "    input: {dist: fixed, value: 200}\n"
+      "    output: {dist: fixed, value: 600}\n";
+  write(dir / "stop.yaml", "name: stop\n" + base);
+  auto r = run_headroom("run " + q(dir / "stop.yaml") + " -o " + q(dir / "stop"));
+  REQUIRE(r.exit_code == 0);  // an OOM is a result, reported like any other
+  CHECK_THAT(r.output, Catch::Contains("CUDA out of memory. Tried to allocate"));
+  auto j = nlohmann::json::parse(slurp(dir / "stop/summary.json"));
+  REQUIRE_FALSE(j["oom"].is_null());
+  CHECK(j["died"] == true);
+  CHECK(j["oom"]["tried_bytes"].get<std::uint64_t>() > 0);
+  CHECK(j["oom"]["free_bytes"].get<std::uint64_t>() < j["oom"]["tried_bytes"].get<std::uint64_t>());
+  CHECK(j["oom"]["message"].get<std::string>().rfind("CUDA out of memory. Tried to allocate", 0) == 0);
+  CHECK(j["requests"]["completed"].get<int>() < 1500);
+  CHECK_THAT(j["oom"]["tensor"].get<std::string>(), Catch::Contains("logits"));
+
+  write(dir / "cont.yaml", "name: cont\non_oom: continue\n" + base);
+  auto c = run_headroom("run " + q(dir / "cont.yaml") + " -o " + q(dir / "cont") + " --json");
+  REQUIRE(c.exit_code == 0);
+  auto k = nlohmann::json::parse(c.output);
+  CHECK(k["died"] == false);
+  CHECK(k["ooms"].size() >= 1);
+  CHECK(k["requests"]["aborted"].get<int>() >= 1);
+  CHECK(k["requests"]["completed"].get<int>() + k["requests"]["aborted"].get<int>() +
+            k["requests"]["rejected"].get<int>() == 1500);
+}
+
+TEST_CASE("run: a start-up failure is a result with the engine's message") {
+  fs::path dir = headroom::test::temp_dir("run-startup");
+  write(dir / "big.yaml",
+        "gpu: {profile: h100-sxm-80gb}\nmodel: {name: Llama-3.1-70B}\nengine: {kind: vllm}\n" + kWorkload);
+  auto r = run_headroom("run " + q(dir / "big.yaml") + " -o " + q(dir / "out"));
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("start-up         FAILED at load weights"));
+  auto j = nlohmann::json::parse(slurp(dir / "out/summary.json"));
+  CHECK(j["startup"]["ok"] == false);
+  CHECK(j["startup"]["kv_tokens"] == 0);
+  CHECK(j["requests"]["completed"] == 0);
+}
+
+TEST_CASE("run: bad scenarios exit 2 with the place, and leave no output files") {
+  fs::path dir = headroom::test::temp_dir("run-bad");
+  write(dir / "typo.yaml",
+        "gpu: {profile: h100-sxm-80gb}\nmodel: {name: Llama-3.1-8B}\nengine: {kind: vllm, max_num_seq: 8}\n" +
+            kWorkload);
+  auto r = run_headroom("run " + q(dir / "typo.yaml") + " -o " + q(dir / "out"));
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("typo.yaml:3:22: unknown key 'engine.max_num_seq'; did you mean 'max_num_seqs'?"));
+  CHECK_FALSE(fs::exists(dir / "out/summary.json"));
+  auto m = run_headroom("run " + q(dir / "missing.yaml"));
+  CHECK(m.exit_code == 2);
+  CHECK_THAT(m.output, Catch::Contains("missing.yaml: no such file"));
+  write(dir / "model.yaml",
+        "gpu: {profile: h100-sxm-80gb}\nmodel: {name: Llama-3.1-8C}\nengine: {kind: vllm}\n" + kWorkload);
+  auto u = run_headroom("run " + q(dir / "model.yaml"));
+  CHECK(u.exit_code == 2);
+  CHECK_THAT(u.output, Catch::Contains("unknown model 'Llama-3.1-8C'; did you mean 'Llama-3.1-8B'?"));
+}

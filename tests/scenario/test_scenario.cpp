@@ -1,0 +1,97 @@
+// Scenario files: the shipped ones load; engine knobs under each engine's own names; unknown keys
+// and bad values are errors naming file, line, column and key, with a did-you-mean.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "sim/core/error.hpp"
+#include "sim/scenario/scenario.hpp"
+
+using namespace headroom;
+using namespace headroom::scenario;
+
+namespace {
+std::string error_of(const std::string& yaml) {
+  try {
+    parse_scenario(yaml, "x.yaml", "/tmp");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+const std::string kBase =
+    "gpu: {profile: h100-sxm-80gb}\n"
+    "model: {name: Llama-3.1-8B}\n"
+    "workload: {synthetic: {requests: 10, arrivals: {process: poisson, rate: 1}, input: {dist: fixed, value: 100}, "
+    "output: {dist: fixed, value: 10}}}\n";
+}  // namespace
+
+TEST_CASE("scenario: every shipped scenario loads") {
+  std::filesystem::path dir = std::filesystem::path(HEADROOM_SOURCE_DIR) / "scenarios";
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".yaml") continue;
+    INFO(entry.path());
+    Scenario s = load_scenario(entry.path());
+    CHECK(s.name == entry.path().stem().string());
+    CHECK(s.model.name == "Llama-3.1-8B");
+    ++n;
+  }
+  CHECK(n >= 7);
+  Scenario q = load_scenario(dir / "quickstart.yaml");
+  CHECK(engine::engine_of(q.engine) == model::Engine::vllm);
+  REQUIRE(q.workload.synthetic);
+  CHECK(q.workload.synthetic->requests == 3000u);
+  CHECK(q.workload.seed == 1);  // the scenario's seed when the workload gives none
+  CHECK(q.on_oom == engine::OnOom::stop);
+}
+
+TEST_CASE("scenario: engine knobs under each engine's names") {
+  Scenario v = parse_scenario(kBase + "engine: {kind: vllm, gpu_memory_utilization: 0.8, max_num_seqs: 256, "
+                                      "block_size: 32, enable_prefix_caching: false}\n"
+                                      "allocator: expandable_segments:True\non_oom: continue\n",
+                              "x.yaml", "/tmp");
+  auto& vc = std::get<engine::VllmConfig>(v.engine);
+  CHECK(vc.gpu_memory_utilization == 0.8);
+  CHECK(vc.max_num_seqs == 256);
+  CHECK(vc.block_size == 32);
+  CHECK_FALSE(vc.enable_prefix_caching);
+  CHECK(v.allocator.expandable_segments);
+  CHECK(v.on_oom == engine::OnOom::continue_running);
+  std::string amd = kBase;
+  amd.replace(amd.find("h100-sxm-80gb}"), 14, "mi300x, other_processes: 56GiB}");
+  Scenario s = parse_scenario(amd + "engine: {kind: sglang, mem_fraction_static: 0.85, chunked_prefill_size: 4096, "
+                                    "attention_backend: aiter}\n",
+                              "x.yaml", "/tmp");
+  auto& sc = std::get<engine::SglangConfig>(s.engine);
+  CHECK(sc.mem_fraction_static == 0.85);
+  CHECK(sc.chunked_prefill_size == 4096);
+  CHECK(sc.attention_backend == engine::SglangAttentionBackend::aiter);
+  CHECK(s.other_processes == 56 * GiB);
+  CHECK(s.gpu.name == "mi300x");
+  Scenario l = parse_scenario(kBase + "engine: {kind: lightllm, mem_fraction: 0.85, batch_max_tokens: 4096}\n", "x.yaml",
+                              "/tmp");
+  CHECK(std::get<engine::LightllmConfig>(l.engine).batch_max_tokens == 4096);
+}
+
+TEST_CASE("scenario: bad keys and values are errors with the place and a did-you-mean") {
+  CHECK(error_of(kBase + "engine: {kind: vllm, gpu_memory_utilisation: 0.8}\n") ==
+        "x.yaml:4:22: unknown key 'engine.gpu_memory_utilisation'; did you mean 'gpu_memory_utilization'?");
+  CHECK(error_of(kBase + "engine: {kind: vlm}\n") ==
+        "x.yaml:4:16: key 'engine.kind': expected vllm or sglang or lightllm, got 'vlm'; did you mean 'vllm'?");
+  CHECK(error_of(kBase + "engine: {kind: vllm, gpu_memory_utilization: 1.5}\n") ==
+        "x.yaml:4:46: key 'engine.gpu_memory_utilization': expected a fraction in (0, 1], got '1.5'");
+  CHECK(error_of(kBase + "engine: {kind: vllm, max_num_seqs: many}\n") ==
+        "x.yaml:4:36: key 'engine.max_num_seqs': expected a whole number from 1 to 9223372036854775807, got 'many'");
+  CHECK(error_of(kBase + "engine: {kind: sglang, mem_fraction: 0.8}\n") ==
+        "x.yaml:4:24: unknown key 'engine.mem_fraction'; did you mean 'mem_fraction_static'?");
+  CHECK(error_of(kBase + "engine: {kind: vllm}\nallocator: max_split_size_mb:2\n") ==
+        "x.yaml:5:12: key 'allocator': 'max_split_size_mb:2': CachingAllocator option max_split_size_mb too small, "
+        "must be >= 20");
+  CHECK(error_of(kBase + "engine: {kind: vllm}\non_oom: ignore\n") ==
+        "x.yaml:5:9: key 'on_oom': expected stop or continue, got 'ignore'");
+  CHECK(error_of(kBase + "engine: {kind: vllm}\nseeed: 3\n") == "x.yaml:5:1: unknown key 'seeed'; did you mean 'seed'?");
+  CHECK(error_of("gpu: [1, 2\n") .rfind("x.yaml:2:1: not valid YAML", 0) == 0);
+  CHECK(error_of(kBase) == "x.yaml: missing key 'engine'");
+}
