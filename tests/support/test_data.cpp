@@ -47,7 +47,9 @@ fs::path temp_dir(const std::string& tag) {
 
 CommandResult run_headroom(const std::string& args) {
 #ifdef HEADROOM_BINARY
-  std::string cmd = std::string("'") + HEADROOM_BINARY + "' " + args + " 2>&1";
+  // Scenarios name "$HEADROOM_DATA/..."; the binary's default (../shared/traces from the working
+  // directory) does not hold from ctest's folder, so pass the folder the tests use.
+  std::string cmd = "HEADROOM_DATA='" + data_root().string() + "' '" + HEADROOM_BINARY + "' " + args + " 2>&1";
 #else
   std::string cmd = "headroom " + args + " 2>&1";
 #endif
