@@ -8,12 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "sim/engine/scheduler_factory.hpp"
-#include "sim/engine/server.hpp"
-#include "sim/engine/startup.hpp"
-#include "sim/latency/step_latency.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/workload/make_source.hpp"
+#include "sim/scenario/simulation.hpp"
 
 using namespace headroom;
 
@@ -21,37 +17,17 @@ int main(int argc, char** argv) {
   std::string path = argc > 1 ? argv[1] : "scenarios/vllm-azure-conv.yaml";
   try {
     scenario::Scenario sc = scenario::load_scenario(path);
-    engine::Deployment dep;
-    dep.model = sc.model;
-    dep.gpu = sc.gpu;
-    dep.tp = sc.tp;
-    dep.visible = sc.visible;
-    dep.other_processes = sc.other_processes;
-    dep.allocator = sc.allocator;
     auto t0 = std::chrono::steady_clock::now();
-    engine::StartupResult st = engine::start_engine(dep, sc.engine);
+    engine::StartupResult st = scenario::start(sc);
     auto t1 = std::chrono::steady_clock::now();
     if (!st.ok) {
       fmt::print("start-up failed: {}\n", st.failure);
       return 1;
     }
-    auto scheduler = engine::make_scheduler(st, sc.model);
-    model::KvCacheDtype kv = model::KvCacheDtype::model;
-    if (auto* v = std::get_if<engine::VllmConfig>(&st.config)) kv = v->kv_cache_dtype;
-    latency::StepLatencyModel lat(sc.model, sc.tp, kv, sc.model.dtype, sc.gpu);
-    engine::ServingOptions so;
-    so.model = &sc.model;
-    so.tp = sc.tp;
-    so.forward = st.forward;
-    so.sampler = st.sampler;
-    so.max_graph_batch = st.graph_batch_sizes.empty() ? 0 : st.graph_batch_sizes.back();
-    so.on_oom = sc.on_oom;
-    engine::Server server(*st.memory.allocator, *st.memory.slots, lat, *scheduler, so);
-    auto source = workload::make_source(sc.workload);
     const alloc::AllocatorStats& before = st.memory.allocator->stats();
     std::int64_t mallocs0 = before.allocation[alloc::kAll].allocated, frees0 = before.allocation[alloc::kAll].freed;
     auto t2 = std::chrono::steady_clock::now();
-    engine::ServingResult r = server.run(*source, {});
+    engine::ServingResult r = scenario::serve(sc, st, {});
     auto t3 = std::chrono::steady_clock::now();
     const alloc::AllocatorStats& after = st.memory.allocator->stats();
     std::int64_t mallocs = after.allocation[alloc::kAll].allocated - mallocs0;

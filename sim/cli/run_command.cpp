@@ -14,14 +14,11 @@
 #include "sim/cli/commands.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
-#include "sim/engine/scheduler_factory.hpp"
-#include "sim/engine/server.hpp"
 #include "sim/engine/startup.hpp"
-#include "sim/latency/step_latency.hpp"
 #include "sim/report/run_report.hpp"
 #include "sim/scenario/resolved_scenario.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/workload/make_source.hpp"
+#include "sim/scenario/simulation.hpp"
 
 namespace headroom::cli {
 
@@ -42,12 +39,6 @@ std::string engine_label(const engine::EngineConfig& c) {
     case model::Engine::lightllm: return "LightLLM";
   }
   return "?";
-}
-
-model::KvCacheDtype kv_dtype_of(const engine::EngineConfig& c) {
-  if (auto* v = std::get_if<engine::VllmConfig>(&c)) return v->kv_cache_dtype;
-  if (auto* s = std::get_if<engine::SglangConfig>(&c)) return s->kv_cache_dtype;
-  return model::KvCacheDtype::model;  // LightLLM stores KV in the model's dtype (§3)
 }
 
 void print_startup(const scenario::Scenario& sc, const engine::StartupResult& st) {
@@ -103,14 +94,7 @@ void run(const RunArgs& a) {
   fs::create_directories(out, ec);
   if (ec || !fs::is_directory(out)) throw InputError(out.string() + ": cannot create the output folder");
 
-  engine::Deployment dep;
-  dep.model = sc.model;
-  dep.gpu = sc.gpu;
-  dep.tp = sc.tp;
-  dep.visible = sc.visible;
-  dep.other_processes = sc.other_processes;
-  dep.allocator = sc.allocator;
-  engine::StartupResult st = engine::start_engine(dep, sc.engine);
+  engine::StartupResult st = scenario::start(sc);
   if (!a.json) print_startup(sc, st);
 
   report::RunSummary summary;
@@ -126,29 +110,18 @@ void run(const RunArgs& a) {
   AtomicOutputFile requests_csv(out / "requests.csv");
   report::write_request_header(requests_csv.stream());
   if (st.ok) {
-    std::unique_ptr<engine::Scheduler> scheduler = engine::make_scheduler(st, sc.model);
-    latency::StepLatencyModel lat(sc.model, sc.tp, kv_dtype_of(st.config), sc.model.dtype, sc.gpu);
-    engine::ServingOptions so;
-    so.model = &sc.model;
-    so.tp = sc.tp;
-    so.forward = st.forward;
-    so.sampler = st.sampler;
-    so.max_graph_batch = st.graph_batch_sizes.empty() ? 0 : st.graph_batch_sizes.back();
-    so.on_oom = sc.on_oom;
-    so.check_invariants = a.check;
-    engine::Server server(*st.memory.allocator, *st.memory.slots, lat, *scheduler, so);
-    std::unique_ptr<workload::RequestSource> source = workload::make_source(sc.workload);
     report::LatencyCollector lat_stats;
     const bool progress = !a.no_progress && !a.json && ::isatty(STDERR_FILENO);
-    serving = server.run(
-        *source,
+    serving = scenario::serve(
+        sc, st,
         [&](const engine::RequestRecord& r) {
           report::write_request_row(requests_csv.stream(), r);
           lat_stats.add(r);
         },
         [&](double now) {
           if (progress) std::fprintf(stderr, "\r  simulating       %.1f s of the trace...", now);
-        });
+        },
+        a.check);
     if (progress) std::fprintf(stderr, "\r%60s\r", "");
     summary.serving = &serving;
     summary.ttft = report::summarize(lat_stats.ttft);

@@ -1,0 +1,55 @@
+#include "sim/scenario/simulation.hpp"
+
+#include <memory>
+#include <stdexcept>
+
+#include "sim/engine/scheduler_factory.hpp"
+#include "sim/engine/startup.hpp"
+#include "sim/latency/step_latency.hpp"
+#include "sim/workload/make_source.hpp"
+
+namespace headroom::scenario {
+
+namespace {
+
+model::KvCacheDtype kv_dtype_of(const engine::EngineConfig& c) {
+  if (const auto* v = std::get_if<engine::VllmConfig>(&c)) return v->kv_cache_dtype;
+  if (const auto* s = std::get_if<engine::SglangConfig>(&c)) return s->kv_cache_dtype;
+  return model::KvCacheDtype::model;  // LightLLM stores KV in the model's dtype (§3)
+}
+
+}  // namespace
+
+engine::Deployment deployment(const Scenario& sc) {
+  engine::Deployment dep;
+  dep.model = sc.model;
+  dep.gpu = sc.gpu;
+  dep.tp = sc.tp;
+  dep.visible = sc.visible;
+  dep.other_processes = sc.other_processes;
+  dep.allocator = sc.allocator;
+  return dep;
+}
+
+engine::StartupResult start(const Scenario& sc) { return engine::start_engine(deployment(sc), sc.engine); }
+
+engine::ServingResult serve(const Scenario& sc, engine::StartupResult& st,
+                            const std::function<void(const engine::RequestRecord&)>& on_request,
+                            const std::function<void(double)>& on_progress, bool check_invariants) {
+  if (!st.ok) throw std::logic_error("serve: the engine did not start");
+  std::unique_ptr<engine::Scheduler> scheduler = engine::make_scheduler(st, sc.model);
+  latency::StepLatencyModel lat(sc.model, sc.tp, kv_dtype_of(st.config), sc.model.dtype, sc.gpu);
+  engine::ServingOptions so;
+  so.model = &sc.model;
+  so.tp = sc.tp;
+  so.forward = st.forward;
+  so.sampler = st.sampler;
+  so.max_graph_batch = st.graph_batch_sizes.empty() ? 0 : st.graph_batch_sizes.back();
+  so.on_oom = sc.on_oom;
+  so.check_invariants = check_invariants;
+  engine::Server server(*st.memory.allocator, *st.memory.slots, lat, *scheduler, so);
+  std::unique_ptr<workload::RequestSource> source = workload::make_source(sc.workload);
+  return server.run(*source, on_request, on_progress);
+}
+
+}  // namespace headroom::scenario

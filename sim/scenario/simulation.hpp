@@ -1,0 +1,23 @@
+#pragma once
+// One simulation of a scenario: the engine's start-up, then serving the workload with the scheduler
+// and the latency model start-up decided. Shared by `headroom run` and the serving benchmark.
+#include <functional>
+
+#include "sim/engine/server.hpp"
+#include "sim/engine/startup_result.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace headroom::scenario {
+
+// The rank of the deployment a scenario describes.
+engine::Deployment deployment(const Scenario& scenario);
+
+// Starts the engine the scenario names (a failed start-up is a result: ok = false).
+engine::StartupResult start(const Scenario& scenario);
+
+// Serves the scenario's workload on a started engine. `on_request` sees every request as it leaves.
+engine::ServingResult serve(const Scenario& scenario, engine::StartupResult& startup,
+                            const std::function<void(const engine::RequestRecord&)>& on_request,
+                            const std::function<void(double)>& on_progress = {}, bool check_invariants = false);
+
+}  // namespace headroom::scenario
