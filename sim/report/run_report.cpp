@@ -77,7 +77,7 @@ nlohmann::json summary_json(const RunSummary& s) {
                                          st.oom->reserved > st.oom->allocated ? st.oom->reserved - st.oom->allocated : 0},
                                         {"message", st.oom->message()}})
                       : nlohmann::json(nullptr);
-    j["requests"] = {{"arrived", 0}, {"completed", 0}, {"aborted", 0}, {"rejected", 0}};
+    j["requests"] = {{"arrived", 0}, {"completed", 0}, {"aborted", 0}, {"rejected", 0}, {"unfinished", 0}};
     j["preemptions"] = 0;
     j["metrics"] = {{"ttft_s", dist_json({})}, {"tpot_s", dist_json({})}, {"e2e_s", dist_json({})}};
     return j;
@@ -88,7 +88,12 @@ nlohmann::json summary_json(const RunSummary& s) {
   for (const auto& e : r.ooms) all.push_back(oom_json(e));
   j["ooms"] = all;
   j["died"] = r.died;
-  j["requests"] = {{"arrived", r.arrived}, {"completed", r.completed}, {"aborted", r.aborted}, {"rejected", r.rejected}};
+  // Unfinished: still queued or running when the trace ran out (or when the server died).
+  j["requests"] = {{"arrived", r.arrived},
+                   {"completed", r.completed},
+                   {"aborted", r.aborted},
+                   {"rejected", r.rejected},
+                   {"unfinished", r.arrived - r.completed - r.aborted - r.rejected}};
   j["preemptions"] = r.preemptions;
   j["steps"] = {{"total", r.steps}, {"cuda_graph", r.graph_steps}};
   j["simulated_s"] = r.end_time_s;

@@ -95,6 +95,7 @@ TEST_CASE("run: each engine replays the Azure and Mooncake conversation traces e
       CHECK(arrived == (std::string(trace) == "azure-conv" ? 19366 : 12031));
       CHECK(j["requests"]["completed"].get<int>() + j["requests"]["aborted"].get<int>() +
                 j["requests"]["rejected"].get<int>() == arrived);
+      CHECK(j["requests"]["unfinished"] == 0);
       CHECK(j["requests"]["completed"].get<int>() > arrived / 2);
       CHECK(j["metrics"]["ttft_s"]["count"].get<int>() == j["requests"]["completed"].get<int>());
     }
