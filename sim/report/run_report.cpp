@@ -125,7 +125,10 @@ std::string verdict(const RunSummary& s) {
   if (!r.ooms.empty())
     return fmt::format("{} would have run out of memory {} times (first at {:.1f} s); {} requests were dropped", who,
                        r.ooms.size(), r.ooms.front().time_s, r.aborted);
-  return fmt::format("{} serves all {} requests without running out of memory", who, r.completed);
+  if (r.completed == r.arrived) return fmt::format("{} serves all {} requests without running out of memory", who, r.completed);
+  return fmt::format("{} serves {} of {} requests without running out of memory ({} refused as too long, {} given up, "
+                     "{} unfinished)",
+                     who, r.completed, r.arrived, r.rejected, r.aborted, r.arrived - r.completed - r.rejected - r.aborted);
 }
 
 void write_request_header(std::ostream& out) {
