@@ -35,7 +35,11 @@ Scenario parse_scenario(const std::string& yaml, const std::string& file, const 
   std::string profile = s.gpu_name;
   if (profile.find('/') != std::string::npos || profile.ends_with(".yaml"))
     profile = resolve_data_path(profile, folder);
-  s.gpu = device::load_gpu_profile(profile);
+  try {
+    s.gpu = device::load_gpu_profile(profile);
+  } catch (const InputError& e) {  // name the scenario's place too
+    throw InputError(fmt::format("{}: key 'gpu.profile': {}", gpu.where(gpu.value("profile")), e.what()));
+  }
   if (gpu.present("visible")) s.visible = gpu.bytes("visible");
   if (gpu.present("other_processes")) s.other_processes = gpu.bytes("other_processes", true);
 
@@ -45,7 +49,11 @@ Scenario parse_scenario(const std::string& yaml, const std::string& file, const 
   std::string model_path = s.model_name;
   if (model_path.find('/') != std::string::npos && std::filesystem::exists(resolve_data_path(model_path, folder)))
     model_path = resolve_data_path(model_path, folder);
-  s.model = model::load_model(model_path);
+  try {
+    s.model = model::load_model(model_path);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: key 'model.name': {}", m.where(m.value("name")), e.what()));
+  }
   if (m.present("tp")) s.tp = static_cast<int>(m.integer("tp", m.value("tp"), 1, 1024));
 
   s.engine = read_engine(top.child("engine"));
