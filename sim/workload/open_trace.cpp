@@ -2,10 +2,9 @@
 
 #include "sim/core/error.hpp"
 #include "sim/workload/azure_csv.hpp"
-#include "sim/workload/burstgpt_csv.hpp"
+#include "sim/workload/seconds_csv.hpp"
 #include "sim/workload/length_csv.hpp"
 #include "sim/workload/mooncake_jsonl.hpp"
-#include "sim/workload/vidur_csv.hpp"
 
 namespace headroom::workload {
 
@@ -25,11 +24,13 @@ std::unique_ptr<TraceReader> open_trace(const std::filesystem::path& path, const
     }
     case TraceFormat::vidur_csv: {
       const std::string header(first);
-      return std::make_unique<VidurCsvReader>(std::move(lines), header, options);
+      return std::make_unique<SecondsCsvReader>(std::move(lines), header, TraceFormat::vidur_csv, kVidurColumns,
+                                                options);
     }
     case TraceFormat::burstgpt_csv: {
       const std::string header(first);
-      return std::make_unique<BurstGptCsvReader>(std::move(lines), header, options);
+      return std::make_unique<SecondsCsvReader>(std::move(lines), header, TraceFormat::burstgpt_csv,
+                                                kBurstGptColumns, options);
     }
     case TraceFormat::length_csv: {
       const std::string header(first);
