@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/core/downsample.hpp"
+
 #include "sim/allocator/size_rules.hpp"
 #include "sim/core/error.hpp"
 
@@ -181,28 +183,6 @@ std::vector<StartSegment> rebuild_start_state(const std::vector<SnapshotSegment>
   return out;
 }
 
-void downsample(std::vector<ReplayPoint>& points, std::size_t max_points) {
-  if (points.size() <= max_points || max_points < 4) return;
-  // Keep the min and max reserved point of each bucket so that peaks survive.
-  std::size_t buckets = max_points / 2;
-  std::vector<ReplayPoint> out;
-  out.reserve(max_points);
-  for (std::size_t b = 0; b < buckets; ++b) {
-    std::size_t lo = points.size() * b / buckets, hi = points.size() * (b + 1) / buckets;
-    if (lo >= hi) continue;
-    auto [mn, mx] = std::minmax_element(points.begin() + static_cast<std::ptrdiff_t>(lo),
-                                        points.begin() + static_cast<std::ptrdiff_t>(hi),
-                                        [](const ReplayPoint& x, const ReplayPoint& y) { return x.reserved < y.reserved; });
-    if (mn->event_index <= mx->event_index) {
-      out.push_back(*mn);
-      if (mx != mn) out.push_back(*mx);
-    } else {
-      out.push_back(*mx);
-      out.push_back(*mn);
-    }
-  }
-  points = std::move(out);
-}
 
 }  // namespace
 
@@ -435,7 +415,7 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
     report.first_difference = first_segment_difference(report.final_model_state.segments, final_segments);
     report.final_state_matches = report.first_difference.empty();
   }
-  downsample(points, options.max_timeline_points);
+  downsample_keeping_extremes(points, options.max_timeline_points, [](const ReplayPoint& p) { return p.reserved; });
   report.timeline = std::move(points);
   return report;
 }

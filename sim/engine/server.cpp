@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/core/downsample.hpp"
+
 #include "sim/latency/batch.hpp"
 #include "sim/model/step_program.hpp"
 
@@ -13,33 +15,6 @@ namespace headroom::engine {
 namespace {
 
 constexpr std::size_t kMaxCachedPrograms = 4096;
-
-void downsample(std::vector<TimelinePoint>& points, std::size_t max_points) {
-  if (points.size() <= max_points || max_points < 4) return;
-  // Keep the min and max reserved point of each bucket (in time order) so peaks survive.
-  std::size_t buckets = max_points / 2;
-  std::vector<TimelinePoint> out;
-  out.reserve(max_points);
-  for (std::size_t b = 0; b < buckets; ++b) {
-    std::size_t lo = points.size() * b / buckets, hi = points.size() * (b + 1) / buckets;
-    if (lo >= hi) continue;
-    auto first = points.begin() + static_cast<std::ptrdiff_t>(lo);
-    auto last = points.begin() + static_cast<std::ptrdiff_t>(hi);
-    auto [mn, mx] = std::minmax_element(first, last, [](const TimelinePoint& x, const TimelinePoint& y) {
-      return x.reserved < y.reserved;
-    });
-    if (mn == mx) {
-      out.push_back(*mn);
-    } else if (mn < mx) {
-      out.push_back(*mn);
-      out.push_back(*mx);
-    } else {
-      out.push_back(*mx);
-      out.push_back(*mn);
-    }
-  }
-  points = std::move(out);
-}
 
 }  // namespace
 
@@ -223,7 +198,8 @@ ServingResult Server::run(workload::RequestSource& source, const std::function<v
   result.peak_reserved = static_cast<Bytes>(st.reserved_bytes[alloc::kAll].peak);
   result.counters = scheduler_.counters();
   result.preemptions = result.counters.preemptions;
-  downsample(points, options_.max_timeline_points);
+  downsample_keeping_extremes(points, options_.max_timeline_points,
+                              [](const TimelinePoint& p) { return p.reserved; });
   result.timeline = std::move(points);
   return result;
 }
