@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "headroom 0.1.0");
   headroom::cli::add_run_command(app);
+  headroom::cli::add_compare_command(app);
+  headroom::cli::add_tune_command(app);
   headroom::cli::add_replay_command(app);
   headroom::cli::add_sample_snapshot_command(app);
   headroom::cli::add_model_command(app);

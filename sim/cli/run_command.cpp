@@ -15,6 +15,7 @@
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/engine/startup.hpp"
+#include "sim/policy/policy.hpp"
 #include "sim/report/run_report.hpp"
 #include "sim/scenario/resolved_scenario.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -94,8 +95,16 @@ void run(const RunArgs& a) {
   fs::create_directories(out, ec);
   if (ec || !fs::is_directory(out)) throw InputError(out.string() + ": cannot create the output folder");
 
-  engine::StartupResult st = scenario::start(sc);
-  if (!a.json) print_startup(sc, st);
+  policy::PolicyStart started = policy::make_policy(sc.policy)->start(scenario::deployment(sc), sc.engine);
+  engine::StartupResult& st = started.startup;
+  if (!a.json) {
+    print_startup(sc, st);
+    if (sc.policy.kind != policy::PolicyKind::engine) {
+      fmt::print("  policy           {}{}\n", policy::describe(sc.policy),
+                 started.attempts > 1 ? fmt::format(", {} attempts", started.attempts) : "");
+      for (const std::string& n : started.notes) fmt::print("                   {}\n", n);
+    }
+  }
 
   report::RunSummary summary;
   summary.scenario = sc.name;
@@ -121,7 +130,7 @@ void run(const RunArgs& a) {
         [&](double now) {
           if (progress) std::fprintf(stderr, "\r  simulating       %.1f s of the trace...", now);
         },
-        a.check);
+        a.check, started.release_canary_on_oom);
     if (progress) std::fprintf(stderr, "\r%60s\r", "");
     summary.serving = &serving;
     summary.ttft = report::summarize(lat_stats.ttft);

@@ -44,6 +44,7 @@ class YamlSection {
   std::int64_t integer(std::string_view key, const YAML::Node& v, std::int64_t lo, std::int64_t hi) const;
   YamlSection child(std::string_view key) const;
   const YAML::Node& node() const { return node_; }
+  const std::string& file() const { return file_; }
 
  private:
   YAML::Node node_;

@@ -151,6 +151,9 @@ std::vector<FilledDefault> resolve(VllmConfig& c, const Deployment& d) {
     filled.push_back({"attention_backend", std::string(vllm_attention_backend_name(*c.attention_backend)),
                       d.model.is_mla() ? "vLLM's MLA backend on Hopper" : "vLLM's default on CUDA"});
   }
+  if (c.mla_decode_out != model::DecodeOutBuffer::transient && !d.model.is_mla())
+    throw InputError(fmt::format("vllm mla_decode_out: '{}' applies to MLA models only, and model '{}' is not one",
+                                 model::decode_out_buffer_name(c.mla_decode_out), d.model.name));
   if (is_mla_backend(*c.attention_backend) != d.model.is_mla())
     throw InputError(fmt::format("vllm attention_backend: {} is {} backend, but model '{}' {}",
                                  vllm_attention_backend_name(*c.attention_backend),

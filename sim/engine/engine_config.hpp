@@ -14,6 +14,7 @@
 #include "sim/allocator/alloc_config.hpp"
 #include "sim/core/units.hpp"
 #include "sim/device/gpu_profile.hpp"
+#include "sim/model/forward_program.hpp"
 #include "sim/model/kv_layout.hpp"
 #include "sim/model/model_config.hpp"
 #include "sim/model/sampler_program.hpp"
@@ -87,6 +88,11 @@ struct VllmConfig {
   std::optional<std::int64_t> num_gpu_blocks_override;  // replaces the computed block count (§1.2)
   model::SamplerKind sampler = model::SamplerKind::native;  // VLLM_USE_FLASHINFER_SAMPLER=1: flashinfer
   UsageContext usage_context = UsageContext::api_server;
+  // MLA decode output buffer of FlashInfer-MLA/CUTLASS-MLA (§4c): `transient` (released builds),
+  // `per-layer` (the #37442 regression: one zeroed (max_num_seqs, heads, 512) fp32 buffer cached
+  // per layer, created lazily in forward_mqa, which profile_run never calls) or `shared`
+  // (#37799: one module-level buffer).
+  model::DecodeOutBuffer mla_decode_out = model::DecodeOutBuffer::transient;
 };
 
 // EngineArgs.get_batch_defaults (§1.3): (max_num_batched_tokens, max_num_seqs).

@@ -37,7 +37,7 @@ constexpr const char* kCheckMaxLenMessage =
 
 }  // namespace
 
-StartupResult lightllm_startup(const Deployment& d, LightllmConfig c) {
+StartupResult lightllm_startup(const Deployment& d, LightllmConfig c, const StartupDirectives& directives) {
   StartupResult r;
   r.engine = model::Engine::lightllm;
   r.filled = resolve(c, d);
@@ -57,6 +57,7 @@ StartupResult lightllm_startup(const Deployment& d, LightllmConfig c) {
     return std::move(r);
   };
 
+  const Bytes free_before_weights = measured_free(m);
   if (!load_weights(r, d)) return finish();
   f.free_after_weights = measured_free(m);
 
@@ -66,6 +67,23 @@ StartupResult lightllm_startup(const Deployment& d, LightllmConfig c) {
   std::int64_t tokens = c.max_total_token_num
                             ? *c.max_total_token_num
                             : lightllm_kv_tokens(f.free_after_weights, d.total(), c.mem_fraction, f.cell);
+  if (directives.kv_sizer) {
+    KvSizingInputs in{d, r};
+    in.free_before_weights = free_before_weights;
+    in.free_after_weights = f.free_after_weights;
+    in.non_torch_at_start = m.device->total() - free_before_weights;
+    in.kv_bytes_per_token = f.cell;
+    in.prefill_tokens = f.batch_max_tokens;
+    in.batch_seqs = std::min(c.running_max_req_size, f.batch_max_tokens);
+    in.max_graph_batch = c.disable_cudagraph ? 0 : c.graph_max_batch_size;
+    if (!c.disable_cudagraph)
+      in.graph_sizes =
+          lightllm_graph_batch_sizes(c.graph_max_batch_size, c.graph_split_batch_size, c.graph_grow_step_size);
+    in.workspace_bytes = [](std::int64_t) -> Bytes { return 0; };
+    std::optional<std::int64_t> decided = decide_kv_tokens(directives, in, tokens);
+    if (!decided) return finish();
+    tokens = *decided;
+  }
   const std::int64_t heads = layout.mla ? 1 : 2 * layout.kv_heads;
   if (tokens + 1 < 0) {
     fail(r, StartupStage::kv_cache_sizing,
@@ -88,12 +106,12 @@ StartupResult lightllm_startup(const Deployment& d, LightllmConfig c) {
   r.log.push_back(fmt::format("kv cache size: {} tokens, {}", tokens, format_bytes(r.bytes.kv_cache)));
 
   // _check_mem_size.
-  if (tokens <= f.batch_max_tokens) {
+  if (tokens <= f.batch_max_tokens && !directives.skip_capacity_checks) {
     fail(r, StartupStage::kv_cache_sizing, "max_total_token_num must be greater than batch_max_tokens");
     return finish();
   }
   const std::int64_t max_seq_length = c.max_req_total_len + 8;
-  if (max_seq_length > tokens) {
+  if (max_seq_length > tokens && !directives.skip_capacity_checks) {
     fail(r, StartupStage::kv_cache_sizing,
          fmt::format("max_total_token_num must be >= max_seq_length, got max_total_token_num={}, max_seq_length={}. "
                      "Try set --max_req_total_len a smaller value < {}.",
@@ -136,6 +154,7 @@ StartupResult lightllm_startup(const Deployment& d, LightllmConfig c) {
     r.log.push_back(fmt::format("check max_len {} infer ok", f.batch_max_tokens));
   }
   a.empty_cache();
+  if (!allocate_canary(r, d, directives.canary)) return finish();
   r.ok = true;
   r.stage = StartupStage::serving;
   return finish();

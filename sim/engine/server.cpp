@@ -74,6 +74,7 @@ ServingResult Server::run(workload::RequestSource& source, const std::function<v
   std::vector<TimelinePoint> points;
   bool busy = false;
   bool graph_step = false;
+  alloc::Block* canary = options_.release_on_oom;
   Bytes max_reserved_seen = 0;
 
   auto emit = [&](const RequestState& r) {
@@ -100,6 +101,14 @@ ServingResult Server::run(workload::RequestSource& source, const std::function<v
       allocator_.set_clock_us(static_cast<std::int64_t>(now * 1e6));
       model::run_program(allocator_, program, slots_, run);
       result.allocator_mallocs += run.allocations;
+      if (run.oom && canary) {
+        // release_on_oom: the canary goes back to the cache and the step runs again.
+        allocator_.free(canary);
+        canary = nullptr;
+        result.canary_released_s = now;
+        model::run_program(allocator_, program, slots_, run);
+        result.allocator_mallocs += run.allocations;
+      }
       if (run.oom) {
         OomEvent ev;
         ev.time_s = now;

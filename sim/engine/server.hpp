@@ -35,6 +35,9 @@ struct ServingOptions {
   std::int64_t max_graph_batch = 0;
   OnOom on_oom = OnOom::stop;
   bool check_invariants = false;  // allocator and scheduler invariants after every step (slow)
+  // A policy's canary held since start-up (runtime guard release_on_oom): freed at the first OOM
+  // and the step run again, so the cached bytes it leaves serve the allocation. Null: none.
+  alloc::Block* release_on_oom = nullptr;
   std::size_t max_timeline_points = 4000;
 };
 
@@ -93,6 +96,7 @@ struct ServingResult {
   std::vector<TimelinePoint> timeline;  // down-sampled, min/max of reserved kept per bucket
   SchedulerCounters counters;
   std::int64_t allocator_mallocs = 0;
+  std::optional<Seconds> canary_released_s;  // when release_on_oom freed the canary
 };
 
 class Server {

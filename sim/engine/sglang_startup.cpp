@@ -20,6 +20,11 @@ std::int64_t sglang_profile_max_num_token(Bytes total_gpu_memory, Bytes availabl
   return tokens / page_size * page_size;
 }
 
+std::int64_t ClampedWorkspace::requests(std::int64_t kv_tokens) const {
+  auto estimate = static_cast<std::int64_t>(static_cast<double>(kv_tokens) / static_cast<double>(context_len) * 512.0);
+  return std::clamp(estimate, min_requests, max_requests);
+}
+
 std::int64_t sglang_max_num_reqs(std::int64_t max_total_num_tokens, std::int64_t context_len) {
   auto estimate = static_cast<std::int64_t>(static_cast<double>(max_total_num_tokens) /
                                             static_cast<double>(context_len) * 512.0);
@@ -44,7 +49,7 @@ Bytes aiter_workspace_bytes(std::int64_t max_bs, int q_heads, int head_dim, std:
          (4 * static_cast<Bytes>(head_dim) + 8);
 }
 
-StartupResult sglang_startup(const Deployment& d, SglangConfig c) {
+StartupResult sglang_startup(const Deployment& d, SglangConfig c, const StartupDirectives& directives) {
   StartupResult r;
   r.engine = model::Engine::sglang;
   r.filled = resolve(c, d);
@@ -80,6 +85,38 @@ StartupResult sglang_startup(const Deployment& d, SglangConfig c) {
                   static_cast<double>(f.total_gpu_memory) * (1.0 - f.mem_fraction_static);
   std::int64_t tokens = sglang_profile_max_num_token(f.total_gpu_memory, f.available_gpu_memory,
                                                      f.mem_fraction_static, f.cell_size, c.page_size);
+  // aiter partitions by the context (§2.5), or by the KV capacity when a policy caps them (#20888).
+  auto workspace_context = [&](std::int64_t kv_tokens) {
+    return directives.cap_workspace_by_kv ? std::min(context_len, std::max<std::int64_t>(kv_tokens, 1)) : context_len;
+  };
+  auto workspace_for = [&](std::int64_t kv_tokens) -> Bytes {
+    if (*c.attention_backend == SglangAttentionBackend::flashinfer) return model::kSglangFlashInferWorkspace;
+    std::int64_t reqs = c.max_running_requests ? *c.max_running_requests : sglang_max_num_reqs(kv_tokens, context_len);
+    return aiter_workspace_bytes(reqs, d.model.heads / d.tp, d.model.head_dim, workspace_context(kv_tokens));
+  };
+  if (directives.kv_sizer) {
+    KvSizingInputs in{d, r};
+    in.free_before_weights = f.total_gpu_memory;
+    in.free_after_weights = f.available_gpu_memory;
+    in.non_torch_at_start = m.device->total() - f.total_gpu_memory;
+    in.kv_bytes_per_token = f.cell_size;
+    in.kv_block_tokens = c.page_size;
+    in.prefill_tokens = *c.chunked_prefill_size > 0 ? *c.chunked_prefill_size : c.max_prefill_tokens;
+    // Without a request pool yet, the most sequences a step samples is bounded by the user's
+    // max_running_requests or the pool's smallest size (§2.3).
+    in.batch_seqs = std::min<std::int64_t>(in.prefill_tokens, c.max_running_requests ? *c.max_running_requests : 2048);
+    in.max_graph_batch = c.disable_cuda_graph ? 0 : *c.cuda_graph_max_bs;
+    if (!c.disable_cuda_graph)  // the request pool is not sized yet: its smallest size (§2.3)
+      in.graph_sizes = c.cuda_graph_bs ? *c.cuda_graph_bs : sglang_cuda_graph_batch_sizes(*c.cuda_graph_max_bs, 2048);
+    in.workspace_bytes = workspace_for;
+    if (*c.attention_backend == SglangAttentionBackend::aiter && !c.max_running_requests &&
+        !directives.cap_workspace_by_kv)
+      in.clamped_workspace = ClampedWorkspace{aiter_workspace_bytes(1, d.model.heads / d.tp, d.model.head_dim, context_len),
+                                              context_len};
+    std::optional<std::int64_t> decided = decide_kv_tokens(directives, in, tokens);
+    if (!decided) return finish();
+    tokens = *decided;
+  }
   if (c.max_total_tokens) tokens = std::min(tokens, *c.max_total_tokens / c.page_size * c.page_size);
   if (tokens <= 0) {
     fail(r, StartupStage::kv_cache_sizing,
@@ -134,7 +171,7 @@ StartupResult sglang_startup(const Deployment& d, SglangConfig c) {
     // aiter's CK kernels return the log-sum-exp like flash-attn; the workspace is its own.
     r.forward.attention = model::AttentionBackend::flash_attn;
     r.forward.attention_workspace =
-        aiter_workspace_bytes(f.max_num_reqs, d.model.heads / d.tp, d.model.head_dim, context_len);
+        aiter_workspace_bytes(f.max_num_reqs, d.model.heads / d.tp, d.model.head_dim, workspace_context(tokens));
   }
   if (!allocate_attention_workspace(r, d, r.forward.attention_workspace)) return finish();
 
@@ -150,6 +187,7 @@ StartupResult sglang_startup(const Deployment& d, SglangConfig c) {
     if (!capture_decode_graphs(r, d, sizes)) return finish();
     r.graph_batch_sizes = sizes;
   }
+  if (!allocate_canary(r, d, directives.canary)) return finish();
   r.ok = true;
   r.stage = StartupStage::serving;
   return finish();

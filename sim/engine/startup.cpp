@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/model/sampler_program.hpp"
+#include "sim/model/step_program.hpp"
 #include "sim/model/weights.hpp"
 
 namespace headroom::engine {
@@ -23,18 +25,20 @@ std::string_view startup_stage_name(StartupStage stage) {
     case StartupStage::cuda_graph_capture: return "CUDA graph capture";
     case StartupStage::sampler_warmup: return "sampler warm-up";
     case StartupStage::max_len_check: return "max-length check";
+    case StartupStage::canary: return "canary";
     case StartupStage::serving: return "serving";
   }
   return "?";
 }
 
-StartupResult start_engine(const Deployment& deployment, const EngineConfig& config) {
+StartupResult start_engine(const Deployment& deployment, const EngineConfig& config,
+                           const StartupDirectives& directives) {
   return std::visit(
       [&](const auto& c) -> StartupResult {
         using C = std::decay_t<decltype(c)>;
-        if constexpr (std::is_same_v<C, VllmConfig>) return vllm_startup(deployment, c);
-        else if constexpr (std::is_same_v<C, SglangConfig>) return sglang_startup(deployment, c);
-        else return lightllm_startup(deployment, c);
+        if constexpr (std::is_same_v<C, VllmConfig>) return vllm_startup(deployment, c, directives);
+        else if constexpr (std::is_same_v<C, SglangConfig>) return sglang_startup(deployment, c, directives);
+        else return lightllm_startup(deployment, c, directives);
       },
       config);
 }
@@ -136,6 +140,124 @@ bool capture_decode_graphs(StartupResult& r, const Deployment& d, const std::vec
       return false;
     }
   }
+  return true;
+}
+
+namespace {
+
+std::string op_name(const model::AllocationProgram& program, std::size_t op) {
+  const model::ProgramOp& o = program.ops[op];
+  return o.layer >= 0 ? fmt::format("{} (layer {})", model::tensor_name(o.tensor), o.layer)
+                      : std::string(model::tensor_name(o.tensor));
+}
+
+}  // namespace
+
+ProfileMeasurement profile_forward(StartupResult& r, const Deployment& d, std::int64_t tokens, std::int64_t seqs) {
+  alloc::CachingAllocator& a = *r.memory.allocator;
+  ProfileMeasurement p;
+  a.empty_cache();
+  a.reset_peak_stats();
+  const Bytes allocated_before = a.allocated_bytes();
+  const Bytes reserved_before = a.reserved_bytes();
+  // The first GEMM creates the cuBLAS workspaces outside the allocator (§5); idempotent.
+  r.memory.device->set_context_bytes(r.memory.device->spec().context_bytes + d.non_torch_growth);
+  model::ForwardOptions forward = r.forward;
+  forward.attention_workspace = 0;  // attention metadata is absent in a profile run (§1.1)
+  model::AllocationProgram program =
+      model::step_program(d.model, model::ForwardShape{tokens, seqs, 0, d.tp}, forward, r.sampler);
+  model::ProgramRun run;
+  p.ok = run_eager(r, program, run);
+  const alloc::AllocatorStats& st = a.stats();
+  p.peak_allocated_increase = static_cast<Bytes>(st.allocated_bytes[alloc::kAll].peak) - allocated_before;
+  p.peak_reserved_increase = static_cast<Bytes>(st.reserved_bytes[alloc::kAll].peak) - reserved_before;
+  p.fragmentation = static_cast<Bytes>(st.reserved_bytes[alloc::kAll].peak - st.allocated_bytes[alloc::kAll].peak);
+  if (!p.ok) {
+    p.oom = run.oom;
+    p.oom_tensor = op_name(program, run.oom_op);
+  }
+  a.empty_cache();
+  return p;
+}
+
+StressMeasurement stress(StartupResult& r, const Deployment& d, std::int64_t prefill_tokens, std::int64_t decode_seqs) {
+  alloc::CachingAllocator& a = *r.memory.allocator;
+  StressMeasurement s;
+  model::ProgramRun run;
+  model::SamplerOptions greedy;
+  greedy.kind = model::SamplerKind::greedy;
+  model::AllocationProgram prefill =
+      model::step_program(d.model, model::ForwardShape{prefill_tokens, 1, 0, d.tp}, r.forward, greedy);
+  if (!run_eager(r, prefill, run)) {
+    s.oom = run.oom;
+    s.oom_tensor = "prefill: " + op_name(prefill, run.oom_op);
+  } else if (decode_seqs > 0) {
+    const bool graph = !r.graph_batch_sizes.empty() && decode_seqs <= r.graph_batch_sizes.back();
+    model::AllocationProgram decode =
+        graph ? model::sampler_program(d.model, decode_seqs, d.tp, r.sampler)
+              : model::step_program(d.model, model::ForwardShape{decode_seqs, decode_seqs, decode_seqs, d.tp},
+                                    r.forward, r.sampler);
+    if (!run_eager(r, decode, run)) {
+      s.oom = run.oom;
+      s.oom_tensor = "decode: " + op_name(decode, run.oom_op);
+    }
+  }
+  s.ok = !s.oom;
+  s.peak_reserved = static_cast<Bytes>(a.stats().reserved_bytes[alloc::kAll].peak);
+  return s;
+}
+
+std::optional<Bytes> estimate_cudagraph_memory(StartupResult& r, const Deployment& d, const std::vector<int>& sizes) {
+  if (sizes.empty()) return Bytes{0};
+  alloc::CachingAllocator& a = *r.memory.allocator;
+  const alloc::PoolId scratch{0, 2};  // not the serving graphs' pool (0, 1)
+  std::vector<int> order(sizes);
+  std::sort(order.begin(), order.end(), std::greater<>());
+  Bytes growth[2] = {0, 0};
+  model::ProgramRun run;
+  model::RunOptions options;
+  options.graph_pool = scratch;
+  for (std::size_t i = 0; i < std::min<std::size_t>(2, order.size()); ++i) {
+    const Bytes before = a.private_pool_reserved_bytes();
+    const std::int64_t size = order[i];
+    model::AllocationProgram program = model::forward_program(d.model, model::ForwardShape{size, size, size, d.tp}, r.forward);
+    model::run_program(a, program, *r.memory.slots, run, options);
+    if (!run.completed) {
+      a.release_pool(scratch);
+      return std::nullopt;
+    }
+    growth[i] = a.private_pool_reserved_bytes() - before;
+  }
+  a.release_pool(scratch);
+  const auto n = static_cast<Bytes>(order.size());
+  return growth[0] + growth[1] * (n - 1);
+}
+
+std::optional<std::int64_t> decide_kv_tokens(const StartupDirectives& directives, KvSizingInputs& inputs,
+                                             std::int64_t engine_tokens) {
+  if (!directives.kv_sizer) return engine_tokens;
+  KvSizing decision = directives.kv_sizer(inputs);
+  if (const auto* why = std::get_if<std::string>(&decision)) {
+    fail(inputs.startup, StartupStage::kv_cache_sizing, *why);
+    return std::nullopt;
+  }
+  inputs.startup.kv_sized_by_policy = true;
+  const std::int64_t tokens = inputs.whole_blocks(std::get<std::int64_t>(decision));
+  inputs.startup.log.push_back(fmt::format("KV capacity decided by the start-up policy: {} tokens", tokens));
+  return tokens;
+}
+
+bool allocate_canary(StartupResult& r, const Deployment& d, Bytes bytes) {
+  if (bytes == 0) return true;
+  alloc::CachingAllocator& a = *r.memory.allocator;
+  alloc::Block* b = a.malloc(bytes);
+  if (!b) {
+    fail_oom(r, StartupStage::canary, *a.last_oom(), d);
+    return false;
+  }
+  r.memory.canary = b;
+  r.bytes.canary = b->size;
+  r.log.push_back(fmt::format("canary of {} allocated", format_bytes(bytes)));
   return true;
 }
 

@@ -6,8 +6,10 @@
 // A start-up that runs out of memory or fails a check is a result (ok = false, with the engine's
 // or PyTorch's message), not an exception; bad configuration is an InputError.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "sim/engine/engine_config.hpp"
@@ -15,11 +17,66 @@
 
 namespace headroom::engine {
 
+// A workspace that grows with a request pool whose size is a clamp of the KV capacity: SGLang's
+// aiter backend, max_bs = clamp(int(tokens / context × 512), 2048, 4096) requests (§2.3, §2.5).
+struct ClampedWorkspace {
+  Bytes per_request = 0;
+  std::int64_t context_len = 0;
+  std::int64_t min_requests = 2048;
+  std::int64_t max_requests = 4096;
+  std::int64_t requests(std::int64_t kv_tokens) const;
+  Bytes bytes(std::int64_t kv_tokens) const { return static_cast<Bytes>(requests(kv_tokens)) * per_request; }
+};
+
+// What an engine knows when it sizes its KV cache, handed to a start-up policy (sim/policy) that
+// decides the capacity instead of the engine's own arithmetic. Weights are loaded; the forward
+// and sampler options the engine serves with are set in `startup`.
+struct KvSizingInputs {
+  KvSizingInputs(const Deployment& d, StartupResult& r) : deployment(d), startup(r) {}
+  const Deployment& deployment;
+  StartupResult& startup;
+  Bytes free_before_weights = 0;   // cudaMemGetInfo free before the weights (after empty_cache)
+  Bytes free_after_weights = 0;
+  Bytes non_torch_at_start = 0;    // device used − torch reserved before the weights (context, others)
+  Bytes kv_bytes_per_token = 0;    // all layers on this rank, in the engine's pool layout
+  int kv_block_tokens = 1;         // capacities are whole blocks (vLLM block_size, SGLang page_size)
+  std::int64_t prefill_tokens = 0; // the largest prefill one step runs (vLLM max_num_batched_tokens,
+                                   // SGLang chunked_prefill_size, LightLLM batch_max_tokens)
+  std::int64_t batch_seqs = 0;     // the most sequences one step samples (bounded by prefill_tokens)
+  int max_graph_batch = 0;         // the largest decode graph the engine captures (0: none)
+  std::vector<int> graph_sizes;    // every graph the engine will capture, a size per capture
+  // The attention workspace the engine allocates after the KV cache, as a function of the KV
+  // capacity (SGLang aiter sizes it by the request pool, itself a clamp of the capacity, §2.5).
+  std::function<Bytes(std::int64_t kv_tokens)> workspace_bytes;
+  std::optional<ClampedWorkspace> clamped_workspace;  // when workspace_bytes is that clamp
+  // Whole blocks of `tokens`, rounded down.
+  std::int64_t whole_blocks(std::int64_t tokens) const { return tokens / kv_block_tokens * kv_block_tokens; }
+};
+
+// A policy's decision: the KV capacity in tokens, or why it cannot give one (start-up fails at
+// KV sizing with that message).
+using KvSizing = std::variant<std::int64_t, std::string>;
+using KvSizer = std::function<KvSizing(KvSizingInputs&)>;
+
+// What a start-up policy changes in the engine's start-up; default-constructed: the engine as it
+// is today.
+struct StartupDirectives {
+  KvSizer kv_sizer;                 // empty: the engine's own KV arithmetic
+  Bytes canary = 0;                 // held after start-up (LightLLM PR #1273's 256 MiB)
+  bool cap_workspace_by_kv = false; // SGLang aiter partitions by min(context, KV capacity) (#20888)
+  // A measurement instance (auto_profile's probe): the engine's one-request capacity checks
+  // (vLLM max_model_len, LightLLM _check_mem_size) do not apply to its small KV cache.
+  bool skip_capacity_checks = false;
+};
+
 // Resolves `config` (engine_config.hpp) and starts the engine on one rank of `deployment`.
-StartupResult start_engine(const Deployment& deployment, const EngineConfig& config);
-StartupResult vllm_startup(const Deployment& deployment, VllmConfig config);
-StartupResult sglang_startup(const Deployment& deployment, SglangConfig config);
-StartupResult lightllm_startup(const Deployment& deployment, LightllmConfig config);
+StartupResult start_engine(const Deployment& deployment, const EngineConfig& config,
+                           const StartupDirectives& directives = {});
+StartupResult vllm_startup(const Deployment& deployment, VllmConfig config, const StartupDirectives& directives = {});
+StartupResult sglang_startup(const Deployment& deployment, SglangConfig config,
+                             const StartupDirectives& directives = {});
+StartupResult lightllm_startup(const Deployment& deployment, LightllmConfig config,
+                               const StartupDirectives& directives = {});
 
 // --- The engines' sizing arithmetic, as pure functions -------------------------------------------
 
@@ -77,6 +134,45 @@ bool run_eager(StartupResult& r, const model::AllocationProgram& program, model:
 // warm-up in the default pool, two RNG-state tensors outside the pool (caching-allocator spec §4),
 // then the forward captured into the pool (r.forward options). False (and `r` failed) on OOM.
 bool capture_decode_graphs(StartupResult& r, const Deployment& deployment, const std::vector<int>& sizes);
+
+// A profile forward as vLLM's profile_run does it (§1.1): empty_cache, reset the peaks, one
+// eager step of `tokens` tokens over `seqs` sequences plus the sampler, then empty_cache again.
+struct ProfileMeasurement {
+  bool ok = false;
+  Bytes peak_allocated_increase = 0;  // torch_peak_increase
+  Bytes peak_reserved_increase = 0;   // reserved grows by this much at the peak
+  Bytes fragmentation = 0;            // peak reserved − peak allocated during the run
+  std::optional<alloc::OomInfo> oom;
+  std::string oom_tensor;
+};
+ProfileMeasurement profile_forward(StartupResult& r, const Deployment& deployment, std::int64_t tokens,
+                                   std::int64_t seqs);
+
+// The stress LightLLM PR #1273 validates with: one prefill of `prefill_tokens` tokens (a single
+// request, greedy sampling) and one decode step of `decode_seqs` sequences (a graph replay when
+// the engine captured that size: then only the sampler allocates). Caches are left as they are.
+struct StressMeasurement {
+  bool ok = false;
+  Bytes peak_reserved = 0;   // max_memory_reserved since start-up began
+  std::optional<alloc::OomInfo> oom;
+  std::string oom_tensor;    // "prefill: gate_up (layer 3)"
+};
+StressMeasurement stress(StartupResult& r, const Deployment& deployment, std::int64_t prefill_tokens,
+                         std::int64_t decode_seqs);
+
+// vLLM PR #30515's CUDA-graph memory estimate: capture the two largest sizes into a scratch pool,
+// measure the pool's growth for each, extrapolate first + second × (n − 1), release the pool.
+// Graphs share one pool, so this over-estimates (§1.5, #45178). nullopt on OOM.
+std::optional<Bytes> estimate_cudagraph_memory(StartupResult& r, const Deployment& deployment,
+                                               const std::vector<int>& sizes);
+
+// Asks the policy's sizer, if any, for the capacity; nullopt and `r` failed when it refused.
+// Without a sizer returns `engine_tokens`.
+std::optional<std::int64_t> decide_kv_tokens(const StartupDirectives& directives, KvSizingInputs& inputs,
+                                             std::int64_t engine_tokens);
+
+// Allocates the policy's canary last, after the engine's own checks; false (and `r` failed) on OOM.
+bool allocate_canary(StartupResult& r, const Deployment& deployment, Bytes bytes);
 
 // The device's free memory after empty_cache, as the engines measure it.
 Bytes measured_free(ServingMemory& memory);

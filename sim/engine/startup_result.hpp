@@ -32,6 +32,7 @@ enum class StartupStage {
   cuda_graph_capture,
   sampler_warmup,       // vLLM: the post-capture dummy sampler run (§1.1)
   max_len_check,        // LightLLM: _check_max_len_infer (§3)
+  canary,               // a policy's canary allocation (sim/policy)
   serving,              // start-up finished
 };
 std::string_view startup_stage_name(StartupStage stage);  // "load weights", "profile run", ...
@@ -47,6 +48,7 @@ struct StartupBytes {
   Bytes non_torch = 0;         // this process's device bytes outside the allocator: context + growth
   Bytes reserved = 0;          // allocator reserved, all pools, at the end
   Bytes device_free = 0;       // cudaMemGetInfo free at the end
+  Bytes canary = 0;            // a policy's canary
 };
 
 // vLLM's accounting (§1.1) as it measured it.
@@ -96,6 +98,7 @@ struct ServingMemory {
   std::vector<alloc::Block*> request_pool;
   std::vector<alloc::Block*> graph_rng_state;  // per captured graph, outside the private pool
   std::optional<alloc::PoolId> graph_pool;
+  alloc::Block* canary = nullptr;           // a policy's canary, held until released on an OOM
 };
 
 struct StartupResult {
@@ -117,6 +120,7 @@ struct StartupResult {
   // What the serving forward passes use: attention backend and workspace, sampler path.
   model::ForwardOptions forward;
   model::SamplerOptions sampler;
+  bool kv_sized_by_policy = false;     // a policy's sizer decided kv_tokens, not the engine's arithmetic
   std::vector<std::string> log;        // the engine's start-up log lines, in order
   ServingMemory memory;
 };

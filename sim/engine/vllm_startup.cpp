@@ -42,9 +42,26 @@ bool is_sampler_tensor(model::Tensor t) {
 // vLLM prints GiB with two decimals in its start-up messages.
 std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / static_cast<double>(GiB)); }
 
+// The capture passes of cudagraph_mode (§1.5): piecewise graphs for every size, full graphs for
+// uniform-decode batches of at most max_num_seqs.
+std::vector<std::vector<int>> graph_passes(const VllmConfig& c) {
+  const std::vector<int>& sizes = *c.cudagraph_capture_sizes;
+  std::vector<int> full_sizes;
+  for (int s : sizes)
+    if (s <= *c.max_num_seqs) full_sizes.push_back(s);
+  switch (c.cudagraph_mode) {
+    case CudaGraphMode::none: return {};
+    case CudaGraphMode::piecewise:
+    case CudaGraphMode::full: return {sizes};
+    case CudaGraphMode::full_decode_only: return {full_sizes};
+    case CudaGraphMode::full_and_piecewise: return {sizes, full_sizes};
+  }
+  return {};
+}
+
 }  // namespace
 
-StartupResult vllm_startup(const Deployment& d, VllmConfig c) {
+StartupResult vllm_startup(const Deployment& d, VllmConfig c, const StartupDirectives& directives) {
   StartupResult r;
   r.engine = model::Engine::vllm;
   r.filled = resolve(c, d);
@@ -58,6 +75,9 @@ StartupResult vllm_startup(const Deployment& d, VllmConfig c) {
   r.sampler.kind = c.sampler;
   r.forward.attention = *c.attention_backend == VllmAttentionBackend::flashinfer ? model::AttentionBackend::flashinfer
                                                                                   : model::AttentionBackend::flash_attn;
+  // vLLM #37442 cached a zeroed MLA decode output per layer, sized by max_num_seqs (§4c).
+  r.forward.mla_decode_out = c.mla_decode_out;
+  r.forward.mla_decode_out_rows = *c.max_num_seqs;
   // torch.compile's liveness unless enforce_eager runs the model code as plain Python, whose
   // decoder loop holds each layer's input until the layer returns (forward_program.hpp).
   r.forward.caller_holds_layer_input = c.enforce_eager;
@@ -91,40 +111,61 @@ StartupResult vllm_startup(const Deployment& d, VllmConfig c) {
   if (!load_weights(r, d)) return finish();
   f.model_memory_usage = r.bytes.weights;
 
-  // determine_available_memory: profile_run inside memory_profiling (§1.1). Attention metadata is
-  // absent, so no attention workspace is created or measured.
-  a.empty_cache();
-  a.reset_peak_stats();
-  const Bytes allocated_before = a.allocated_bytes();
-  dev.set_context_bytes(dev.spec().context_bytes + d.non_torch_growth);  // first GEMM: cuBLAS workspaces
-  model::ForwardOptions profile_forward = r.forward;
-  profile_forward.attention_workspace = 0;
-  model::AllocationProgram profile =
-      model::step_program(d.model, model::ForwardShape{T, N, 0, d.tp}, profile_forward, r.sampler);
-  model::ProgramRun run;
-  if (!run_eager(r, profile, run)) {
-    if (is_sampler_tensor(profile.ops[run.oom_op].tensor)) {
-      r.oom = *run.oom;
-      fail(r, StartupStage::profile_run, sampler_oom_message(N));
-    } else {
-      fail_oom(r, StartupStage::profile_run, *run.oom, d);
-    }
-    return finish();
-  }
-  const Bytes peak = static_cast<Bytes>(a.stats().allocated_bytes[alloc::kAll].peak);
-  a.empty_cache();
-  f.torch_peak_increase = peak - allocated_before;
-  f.non_torch_increase = static_cast<Bytes>(std::max<std::int64_t>(0, non_torch_now() - non_torch_baseline));
-  const std::int64_t non_kv =
-      static_cast<std::int64_t>(f.model_memory_usage + f.torch_peak_increase + f.non_torch_increase);
-  f.available_kv = c.kv_cache_memory_bytes ? static_cast<std::int64_t>(*c.kv_cache_memory_bytes)
-                                           : static_cast<std::int64_t>(f.requested) - non_kv;
-  r.log.push_back(fmt::format("Available KV cache memory: {} GiB", gib(static_cast<double>(f.available_kv))));
-
-  // get_kv_cache_config (§1.2): pages per layer, then the one-request check.
   model::KvLayout layout = model::kv_layout(d.model, model::Engine::vllm, c.kv_cache_dtype, d.tp);
   f.page_size = model::vllm_page_size_bytes(layout, block);
   const int L = layout.layers;
+  // The first GEMM (the profile run, or a policy's own first forward) creates the cuBLAS workspaces.
+  dev.set_context_bytes(dev.spec().context_bytes + d.non_torch_growth);
+  std::optional<std::int64_t> policy_tokens;
+  if (directives.kv_sizer) {
+    // A start-up policy decides the capacity in place of determine_available_memory.
+    KvSizingInputs in{d, r};
+    in.free_before_weights = f.free_at_start;
+    in.free_after_weights = dev.free_bytes();
+    in.non_torch_at_start = static_cast<Bytes>(non_torch_baseline);
+    in.kv_bytes_per_token = f.page_size * static_cast<Bytes>(L) / static_cast<Bytes>(block);
+    in.kv_block_tokens = block;
+    in.prefill_tokens = T;
+    in.batch_seqs = N;
+    in.max_graph_batch = c.cudagraph_mode == CudaGraphMode::none || c.cudagraph_capture_sizes->empty() ? 0 : c.cudagraph_capture_sizes->back();
+    for (const std::vector<int>& pass : graph_passes(c)) in.graph_sizes.insert(in.graph_sizes.end(), pass.begin(), pass.end());
+    const Bytes workspace = *c.attention_backend == VllmAttentionBackend::flashinfer ? model::kVllmFlashInferWorkspace : 0;
+    in.workspace_bytes = [workspace](std::int64_t) { return workspace; };
+    policy_tokens = decide_kv_tokens(directives, in, 0);
+    if (!policy_tokens) return finish();
+    f.available_kv = static_cast<std::int64_t>(vllm_request_kv_bytes(*policy_tokens, block, f.page_size, L));
+  } else {
+    // determine_available_memory: profile_run inside memory_profiling (§1.1). Attention metadata is
+    // absent, so no attention workspace is created or measured.
+    a.empty_cache();
+    a.reset_peak_stats();
+    const Bytes allocated_before = a.allocated_bytes();
+    model::ForwardOptions profile_forward = r.forward;
+    profile_forward.attention_workspace = 0;
+    model::AllocationProgram profile =
+        model::step_program(d.model, model::ForwardShape{T, N, 0, d.tp}, profile_forward, r.sampler);
+    model::ProgramRun run;
+    if (!run_eager(r, profile, run)) {
+      if (is_sampler_tensor(profile.ops[run.oom_op].tensor)) {
+        r.oom = *run.oom;
+        fail(r, StartupStage::profile_run, sampler_oom_message(N));
+      } else {
+        fail_oom(r, StartupStage::profile_run, *run.oom, d);
+      }
+      return finish();
+    }
+    const Bytes peak = static_cast<Bytes>(a.stats().allocated_bytes[alloc::kAll].peak);
+    a.empty_cache();
+    f.torch_peak_increase = peak - allocated_before;
+    f.non_torch_increase = static_cast<Bytes>(std::max<std::int64_t>(0, non_torch_now() - non_torch_baseline));
+    const std::int64_t non_kv =
+        static_cast<std::int64_t>(f.model_memory_usage + f.torch_peak_increase + f.non_torch_increase);
+    f.available_kv = c.kv_cache_memory_bytes ? static_cast<std::int64_t>(*c.kv_cache_memory_bytes)
+                                             : static_cast<std::int64_t>(f.requested) - non_kv;
+    r.log.push_back(fmt::format("Available KV cache memory: {} GiB", gib(static_cast<double>(f.available_kv))));
+
+  }
+  // get_kv_cache_config (§1.2): pages per layer, then the one-request check.
   if (f.available_kv <= 0) {
     fail(r, StartupStage::kv_cache_sizing,
          "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
@@ -132,7 +173,7 @@ StartupResult vllm_startup(const Deployment& d, VllmConfig c) {
     return finish();
   }
   const Bytes needed = vllm_request_kv_bytes(*c.max_model_len, block, f.page_size, L);
-  if (needed > static_cast<Bytes>(f.available_kv)) {
+  if (needed > static_cast<Bytes>(f.available_kv) && !directives.skip_capacity_checks) {
     fail(r, StartupStage::kv_cache_sizing,
          fmt::format("To serve at least one request with the model's max seq len ({}), {} GiB KV cache is needed, "
                      "which is larger than the available KV cache memory ({} GiB). Based on the available memory, "
@@ -142,8 +183,9 @@ StartupResult vllm_startup(const Deployment& d, VllmConfig c) {
                      vllm_estimate_max_model_len(f.available_kv, block, f.page_size, L)));
     return finish();
   }
-  r.kv_blocks =
-      c.num_gpu_blocks_override ? *c.num_gpu_blocks_override : vllm_num_blocks(f.available_kv, f.page_size, L);
+  r.kv_blocks = policy_tokens ? *policy_tokens / block
+                : c.num_gpu_blocks_override ? *c.num_gpu_blocks_override
+                                            : vllm_num_blocks(f.available_kv, f.page_size, L);
   r.kv_tokens = r.kv_blocks * block;
   f.max_concurrency = static_cast<double>(r.kv_blocks) /
                       static_cast<double>((*c.max_model_len + block - 1) / block);
@@ -170,18 +212,7 @@ StartupResult vllm_startup(const Deployment& d, VllmConfig c) {
     if (!allocate_attention_workspace(r, d, r.forward.attention_workspace)) return finish();
   }
   const Bytes free_before_capture = dev.free_bytes();
-  const std::vector<int>& sizes = *c.cudagraph_capture_sizes;
-  std::vector<int> full_sizes;  // uniform-decode full graphs: batches of at most max_num_seqs
-  for (int s : sizes)
-    if (s <= *c.max_num_seqs) full_sizes.push_back(s);
-  std::vector<std::vector<int>> passes;
-  switch (c.cudagraph_mode) {
-    case CudaGraphMode::none: break;
-    case CudaGraphMode::piecewise:
-    case CudaGraphMode::full: passes = {sizes}; break;
-    case CudaGraphMode::full_decode_only: passes = {full_sizes}; break;
-    case CudaGraphMode::full_and_piecewise: passes = {sizes, full_sizes}; break;
-  }
+  const std::vector<std::vector<int>> passes = graph_passes(c);
   for (const std::vector<int>& pass : passes) {
     if (!capture_decode_graphs(r, d, pass)) return finish();
     r.graph_batch_sizes.insert(r.graph_batch_sizes.end(), pass.begin(), pass.end());
@@ -201,11 +232,13 @@ StartupResult vllm_startup(const Deployment& d, VllmConfig c) {
 
   // The post-capture dummy sampler run over N requests; its blocks stay cached (§1.1).
   model::AllocationProgram sampler = model::sampler_program(d.model, N, d.tp, r.sampler);
+  model::ProgramRun run;
   if (!run_eager(r, sampler, run)) {
     r.oom = *run.oom;
     fail(r, StartupStage::sampler_warmup, sampler_oom_message(N));
     return finish();
   }
+  if (!allocate_canary(r, d, directives.canary)) return finish();
   r.ok = true;
   r.stage = StartupStage::serving;
   return finish();

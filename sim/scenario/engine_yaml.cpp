@@ -44,7 +44,7 @@ engine::VllmConfig read_vllm(const YamlSection& s) {
   s.check_keys({"kind", "gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens", "block_size",
                 "max_model_len", "enable_prefix_caching", "cudagraph_capture_sizes", "cudagraph_mode",
                 "enforce_eager", "num_speculative_tokens", "kv_cache_dtype", "attention_backend",
-                "kv_cache_memory_bytes", "num_gpu_blocks_override", "sampler", "usage_context"});
+                "kv_cache_memory_bytes", "num_gpu_blocks_override", "sampler", "usage_context", "mla_decode_out"});
   engine::VllmConfig c;
   if (s.present("gpu_memory_utilization")) c.gpu_memory_utilization = fraction(s, "gpu_memory_utilization");
   optional_whole(s, "max_num_seqs", c.max_num_seqs, 1);
@@ -63,6 +63,8 @@ engine::VllmConfig read_vllm(const YamlSection& s) {
   optional_whole(s, "num_gpu_blocks_override", c.num_gpu_blocks_override, 1);
   if (s.present("sampler")) c.sampler = parsed(s, "sampler", model::parse_sampler_kind);
   if (s.present("usage_context")) c.usage_context = parsed(s, "usage_context", engine::parse_usage_context);
+  if (s.present("mla_decode_out"))
+    c.mla_decode_out = parsed(s, "mla_decode_out", model::parse_decode_out_buffer);
   return c;
 }
 

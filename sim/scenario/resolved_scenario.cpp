@@ -45,6 +45,7 @@ void emit_engine(YAML::Emitter& e, const engine::EngineConfig& config) {
     opt(e, "num_gpu_blocks_override", v->num_gpu_blocks_override);
     e << YAML::Key << "sampler" << YAML::Value << str(model::sampler_kind_name(v->sampler));
     e << YAML::Key << "usage_context" << YAML::Value << str(engine::usage_context_name(v->usage_context));
+    e << YAML::Key << "mla_decode_out" << YAML::Value << str(model::decode_out_buffer_name(v->mla_decode_out));
   } else if (const auto* s = std::get_if<engine::SglangConfig>(&config)) {
     e << YAML::Key << "kind" << YAML::Value << "sglang";
     opt(e, "mem_fraction_static", s->mem_fraction_static);

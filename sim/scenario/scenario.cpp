@@ -10,6 +10,7 @@
 #include "sim/core/yaml_section.hpp"
 #include "sim/model/model_source.hpp"
 #include "sim/scenario/engine_yaml.hpp"
+#include "sim/scenario/policy_yaml.hpp"
 #include "sim/scenario/workload_yaml.hpp"
 
 namespace headroom::scenario {
@@ -23,7 +24,7 @@ Scenario parse_scenario(const std::string& yaml, const std::string& file, const 
   }
   if (!root.IsMap()) throw InputError(fmt::format("{}: expected a mapping of keys at the top level", file));
   YamlSection top(root, file, "");
-  top.check_keys({"name", "seed", "gpu", "model", "engine", "allocator", "workload", "on_oom"});
+  top.check_keys({"name", "seed", "gpu", "model", "engine", "allocator", "workload", "on_oom", "policy", "compare"});
   Scenario s;
   s.file = file;
   s.name = top.present("name") ? top.text("name") : std::filesystem::path(file).stem().string();
@@ -66,6 +67,13 @@ Scenario parse_scenario(const std::string& yaml, const std::string& file, const 
   if (top.present("on_oom"))
     s.on_oom = top.choice("on_oom", {"stop", "continue"}) == "continue" ? engine::OnOom::continue_running
                                                                          : engine::OnOom::stop;
+  if (top.present("policy")) {
+    // One entry in the compare format: read it as a one-element list.
+    YAML::Node wrapper;
+    wrapper["policy"].push_back(top.value("policy"));
+    s.policy = read_policies(YamlSection(wrapper, top.file(), ""), "policy").front();
+  }
+  if (top.present("compare")) s.compare = read_policies(top, "compare");
   return s;
 }
 

@@ -13,6 +13,7 @@
 #include "sim/engine/server.hpp"
 #include "sim/model/kv_layout.hpp"
 #include "sim/model/model_config.hpp"
+#include "sim/policy/policy.hpp"
 #include "sim/workload/workload_spec.hpp"
 
 namespace headroom::scenario {
@@ -32,6 +33,8 @@ struct Scenario {
   alloc::AllocatorConfig allocator;
   workload::WorkloadSpec workload;
   engine::OnOom on_oom = engine::OnOom::stop;
+  policy::PolicySpec policy;                  // `run` starts the engine under it (default: engine)
+  std::vector<policy::PolicySpec> compare;    // `compare` runs each (default: every policy)
 };
 
 Scenario load_scenario(const std::filesystem::path& path);

@@ -35,7 +35,8 @@ engine::StartupResult start(const Scenario& sc) { return engine::start_engine(de
 
 engine::ServingResult serve(const Scenario& sc, engine::StartupResult& st,
                             const std::function<void(const engine::RequestRecord&)>& on_request,
-                            const std::function<void(double)>& on_progress, bool check_invariants) {
+                            const std::function<void(double)>& on_progress, bool check_invariants,
+                            bool release_canary_on_oom) {
   if (!st.ok) throw std::logic_error("serve: the engine did not start");
   std::unique_ptr<engine::Scheduler> scheduler = engine::make_scheduler(st, sc.model);
   latency::StepLatencyModel lat(sc.model, sc.tp, kv_dtype_of(st.config), sc.model.dtype, sc.gpu);
@@ -47,9 +48,12 @@ engine::ServingResult serve(const Scenario& sc, engine::StartupResult& st,
   so.max_graph_batch = st.graph_batch_sizes.empty() ? 0 : st.graph_batch_sizes.back();
   so.on_oom = sc.on_oom;
   so.check_invariants = check_invariants;
+  so.release_on_oom = release_canary_on_oom ? st.memory.canary : nullptr;
   engine::Server server(*st.memory.allocator, *st.memory.slots, lat, *scheduler, so);
   std::unique_ptr<workload::RequestSource> source = workload::make_source(sc.workload);
-  return server.run(*source, on_request, on_progress);
+  engine::ServingResult result = server.run(*source, on_request, on_progress);
+  if (result.canary_released_s) st.memory.canary = nullptr;
+  return result;
 }
 
 }  // namespace headroom::scenario

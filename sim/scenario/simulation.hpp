@@ -16,8 +16,10 @@ engine::Deployment deployment(const Scenario& scenario);
 engine::StartupResult start(const Scenario& scenario);
 
 // Serves the scenario's workload on a started engine. `on_request` sees every request as it leaves.
+// `release_canary_on_oom`: a canary start-up left is freed at the first OOM and the step retried.
 engine::ServingResult serve(const Scenario& scenario, engine::StartupResult& startup,
                             const std::function<void(const engine::RequestRecord&)>& on_request,
-                            const std::function<void(double)>& on_progress = {}, bool check_invariants = false);
+                            const std::function<void(double)>& on_progress = {}, bool check_invariants = false,
+                            bool release_canary_on_oom = false);
 
 }  // namespace headroom::scenario

@@ -130,7 +130,7 @@ workload::WorkloadSpec read_workload(const YamlSection& s, const std::filesystem
   }
   if (s.present("transforms")) {
     YamlSection t = s.child("transforms");
-    t.check_keys({"window", "rate_scale", "time_scale", "clip", "max_requests"});
+    t.check_keys({"window", "rate_scale", "time_scale", "burst", "clip", "max_requests"});
     if (t.present("window")) {
       YamlSection win = t.child("window");
       win.check_keys({"start_s", "end_s"});
@@ -141,6 +141,15 @@ workload::WorkloadSpec read_workload(const YamlSection& s, const std::filesystem
     }
     t.optional_number("rate_scale", w.transforms.rate_scale);
     t.optional_number("time_scale", w.transforms.time_scale);
+    if (t.present("burst")) {
+      YamlSection b = t.child("burst");
+      b.check_keys({"at_s", "duration_s", "factor"});
+      workload::BurstSpec bs;
+      bs.at_s = b.number("at_s", b.required("at_s"), true);
+      if (b.present("duration_s")) bs.duration_s = b.positive("duration_s");
+      if (b.present("factor")) bs.factor = static_cast<int>(b.integer("factor", b.value("factor"), 2, 1000));
+      w.transforms.burst = bs;
+    }
     if (t.present("clip")) {
       YamlSection c = t.child("clip");
       c.check_keys({"context", "mode"});

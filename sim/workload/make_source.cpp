@@ -6,6 +6,7 @@
 #include "sim/workload/gamma_arrivals.hpp"
 #include "sim/workload/independent_lengths.hpp"
 #include "sim/workload/lognormal_length.hpp"
+#include "sim/workload/burst.hpp"
 #include "sim/workload/max_requests.hpp"
 #include "sim/workload/on_off_arrivals.hpp"
 #include "sim/workload/open_trace.hpp"
@@ -77,6 +78,7 @@ std::unique_ptr<RequestSource> make_source(const WorkloadSpec& spec) {
   if (t.window) source = std::make_unique<TimeWindow>(std::move(source), t.window->start_s, t.window->end_s);
   if (t.rate_scale != 1.0) source = std::make_unique<RateScale>(std::move(source), t.rate_scale, spec.seed);
   if (t.time_scale != 1.0) source = std::make_unique<TimeScale>(std::move(source), t.time_scale);
+  if (t.burst) source = std::make_unique<Burst>(std::move(source), t.burst->at_s, t.burst->duration_s, t.burst->factor);
   if (t.clip) source = std::make_unique<ClipToContext>(std::move(source), t.clip->context, t.clip->mode);
   if (t.max_requests) source = std::make_unique<MaxRequests>(std::move(source), *t.max_requests);
   return source;

@@ -65,11 +65,18 @@ struct ClipSpec {
   ClipMode mode = ClipMode::truncate;
 };
 
-// Applied in this order: window, rate_scale, time_scale, clip, max_requests.
+struct BurstSpec {
+  double at_s = 0;
+  double duration_s = 60;
+  int factor = 2;  // each request in the window comes this many times
+};
+
+// Applied in this order: window, rate_scale, time_scale, burst, clip, max_requests.
 struct TransformSpec {
   std::optional<WindowSpec> window;
   double rate_scale = 1;
   double time_scale = 1;
+  std::optional<BurstSpec> burst;
   std::optional<ClipSpec> clip;
   std::optional<std::uint64_t> max_requests;
 };

@@ -1,0 +1,84 @@
+// headroom compare SCENARIO [--policies FILE]: the same workload under each start-up policy, one
+// row per policy. Writes comparison.json and one timeline per policy into the output folder.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "sim/cli/commands.hpp"
+#include "sim/core/atomic_file.hpp"
+#include "sim/core/error.hpp"
+#include "sim/report/comparison_report.hpp"
+#include "sim/report/run_report.hpp"
+#include "sim/scenario/comparison.hpp"
+#include "sim/scenario/policy_yaml.hpp"
+
+namespace headroom::cli {
+
+namespace {
+
+struct CompareArgs {
+  std::string scenario;
+  std::string policies;
+  std::string out_dir;
+  bool json = false;
+  unsigned threads = 0;
+};
+
+// A file-name-safe form of a label: letters, digits, '-', '_', '.'; the rest becomes '_'.
+std::string slug(const std::string& label) {
+  std::string s;
+  for (char c : label) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  return s.substr(0, 80);
+}
+
+void compare(const CompareArgs& a) {
+  namespace fs = std::filesystem;
+  scenario::Scenario sc = scenario::load_scenario(a.scenario);
+  std::vector<policy::PolicySpec> policies = !a.policies.empty() ? scenario::load_policies(a.policies)
+                                             : !sc.compare.empty() ? sc.compare
+                                                                   : scenario::default_policies();
+  fs::path out = a.out_dir.empty() ? fs::path("out") / sc.name / "compare" : fs::path(a.out_dir);
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec || !fs::is_directory(out)) throw InputError(out.string() + ": cannot create the output folder");
+
+  std::vector<scenario::Outcome> outcomes = scenario::compare_policies(sc, policies, a.threads);
+  const bool amd = sc.gpu.vendor == "amd";
+  std::vector<report::ComparisonRow> rows;
+  for (const scenario::Outcome& o : outcomes) rows.push_back(scenario::comparison_row(o, amd));
+  report::finish_comparison(rows);
+  nlohmann::json j = report::comparison_json(sc.name, rows);
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    const scenario::Outcome& o = outcomes[i];
+    std::string file = fmt::format("timeline.{:02}.{}.csv", i, slug(o.label));
+    j["policies"][i]["timeline_csv"] = o.started() ? nlohmann::json(file) : nlohmann::json(nullptr);
+    if (!o.started()) continue;
+    write_file_atomically(out / file, [&](std::ostream& s) { report::write_timeline_csv(s, o.start.startup, o.serving->timeline); });
+  }
+  write_file_atomically(out / "comparison.json", [&](std::ostream& s) { s << j.dump(2) << "\n"; });
+  if (a.json) {
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  report::print_comparison(std::cout, fmt::format("{}: {} policies on the same workload", sc.name, rows.size()), rows);
+  fmt::print("  outputs: {}/comparison.json and a timeline per policy\n", out.string());
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app) {
+  auto args = std::make_shared<CompareArgs>();
+  auto* cmd = app.add_subcommand("compare", "Run the same scenario under each start-up policy and compare them");
+  cmd->add_option("scenario", args->scenario, "Scenario YAML (see docs/scenario.md)")->required();
+  cmd->add_option("--policies", args->policies,
+                  "YAML list of policies (default: the scenario's compare: list, else every policy)");
+  cmd->add_option("-o,--output", args->out_dir, "Output folder (default: out/<scenario name>/compare)");
+  cmd->add_flag("--json", args->json, "Print comparison.json instead of the table");
+  cmd->add_option("-j,--threads", args->threads, "Simulations at once (default: every core)");
+  cmd->callback([args] { compare(*args); });
+}
+
+}  // namespace headroom::cli

@@ -1,0 +1,140 @@
+// headroom tune SCENARIO --knob NAME --range LO:HI: the most aggressive value of a knob that never
+// runs out of memory on the workload and its stressed variants, evaluated on every core. Writes
+// frontier.csv and tune.json into the output folder.
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "sim/cli/commands.hpp"
+#include "sim/core/atomic_file.hpp"
+#include "sim/core/error.hpp"
+#include "sim/scenario/tune.hpp"
+
+namespace headroom::cli {
+
+namespace {
+
+struct TuneArgs {
+  std::string scenario;
+  std::string knob;
+  std::string range;
+  int points = 16;
+  std::string stress;
+  std::string out_dir;
+  bool json = false;
+  unsigned threads = 0;
+};
+
+std::pair<double, double> parse_range(const std::string& text) {
+  const std::size_t colon = text.find(':');
+  auto number = [&](const std::string& s) {
+    try {
+      std::size_t used = 0;
+      double v = std::stod(s, &used);
+      if (used == s.size()) return v;
+    } catch (const std::exception&) {
+    }
+    throw InputError(fmt::format("--range: '{}' is not LO:HI with two numbers, e.g. 0.80:0.95", text));
+  };
+  if (colon == std::string::npos) throw InputError(fmt::format("--range: '{}' is not LO:HI, e.g. 0.80:0.95", text));
+  return {number(text.substr(0, colon)), number(text.substr(colon + 1))};
+}
+
+nlohmann::json tune_json(const std::string& name, const scenario::TuneResult& r) {
+  nlohmann::json j;
+  j["scenario"] = name;
+  j["knob"] = r.knob.name;
+  j["higher_is_aggressive"] = r.knob.higher_is_aggressive;
+  j["best"] = r.best ? nlohmann::json(*r.best) : nlohmann::json(nullptr);
+  j["first_failing"] = r.first_failing ? nlohmann::json(*r.first_failing) : nlohmann::json(nullptr);
+  j["monotone"] = r.monotone;
+  j["step"] = r.step;
+  j["variants"] = nlohmann::json::array();
+  for (const auto& v : r.variants) j["variants"].push_back(v.name());
+  j["threads"] = r.threads;
+  j["simulations"] = r.simulations;
+  j["wall_s"] = r.wall_s;
+  j["frontier"] = nlohmann::json::array();
+  for (const auto& p : r.frontier)
+    j["frontier"].push_back({{"value", p.value}, {"started", p.started}, {"kv_tokens", p.kv_tokens},
+                             {"oom", p.failed}, {"failed_variant", p.failed_variant}, {"failure", p.failure},
+                             {"ttft_p99_s", p.ttft_p99_s}, {"tpot_p99_s", p.tpot_p99_s}, {"preemptions", p.preemptions}});
+  return j;
+}
+
+// A CSV field: quoted, with inner quotes doubled.
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+void tune(const TuneArgs& a) {
+  namespace fs = std::filesystem;
+  scenario::Scenario sc = scenario::load_scenario(a.scenario);
+  auto [lo, hi] = parse_range(a.range);
+  std::vector<scenario::StressVariant> variants =
+      a.stress.empty() ? scenario::default_stress(sc) : scenario::parse_stress(a.stress);
+  fs::path out = a.out_dir.empty() ? fs::path("out") / sc.name / "tune" : fs::path(a.out_dir);
+  scenario::knob_info(sc, a.knob);  // a bad knob fails before the output folder is made
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec || !fs::is_directory(out)) throw InputError(out.string() + ": cannot create the output folder");
+
+  scenario::TuneResult r = scenario::tune(sc, a.knob, lo, hi, a.points, variants, a.threads);
+  nlohmann::json j = tune_json(sc.name, r);
+  write_file_atomically(out / "frontier.csv", [&](std::ostream& o) {
+    o << "value,started,kv_tokens,oom,failed_variant,ttft_p99_s,tpot_p99_s,preemptions,failure\n";
+    for (const auto& p : r.frontier)
+      o << fmt::format("{},{},{},{},{},{:.6f},{:.6f},{},{}\n", p.value, p.started ? 1 : 0, p.kv_tokens, p.failed ? 1 : 0,
+                       p.failed_variant, p.ttft_p99_s, p.tpot_p99_s, p.preemptions, quoted(p.failure));
+  });
+  write_file_atomically(out / "tune.json", [&](std::ostream& o) { o << j.dump(2) << "\n"; });
+  if (a.json) {
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  std::vector<std::string> names;
+  for (const auto& v : r.variants) names.push_back(v.name());
+  fmt::print("{}: tune {} over [{}, {}], {} points × {} variants ({}), {} simulations on {} threads in {:.1f} s\n",
+             sc.name, r.knob.name, lo, hi, r.frontier.size(), r.variants.size(), fmt::join(names, ", "),
+             r.simulations, r.threads, r.wall_s);
+  fmt::print("  {:>12} {:>10} {:>6} {:>10}  {}\n", "value", "KV tokens", "OOM", "TTFT p99", "first failure");
+  for (const auto& p : r.frontier)
+    fmt::print("  {:>12.6g} {:>10} {:>6} {:>9.3f}s  {}\n", p.value, p.kv_tokens, p.failed ? "yes" : "no", p.ttft_p99_s,
+               p.failed ? p.failed_variant + ": " + p.failure : "");
+  if (r.best)
+    fmt::print("  best         {} = {:.6g} ({} value that never ran out of memory{})\n", r.knob.name, *r.best,
+               r.knob.higher_is_aggressive ? "the largest" : "the smallest",
+               r.first_failing ? fmt::format("; {:.6g} fails", *r.first_failing) : "");
+  else
+    fmt::print("  best         none: every value ran out of memory or failed to start; widen the range\n");
+  if (!r.monotone) fmt::print("  note         the frontier is not monotone: a value beyond the first failure passed\n");
+  fmt::print("  outputs      {}/frontier.csv, tune.json\n", out.string());
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app) {
+  auto args = std::make_shared<TuneArgs>();
+  auto* cmd = app.add_subcommand("tune", "Find the most aggressive value of a knob that never runs out of memory");
+  cmd->add_option("scenario", args->scenario, "Scenario YAML (see docs/scenario.md)")->required();
+  cmd->add_option("--knob", args->knob,
+                  "gpu_memory_utilization, mem_fraction_static, mem_fraction, or policy.fraction, policy.mem_fraction, "
+                  "policy.k, policy.margin_mib, policy.floor_mib, policy.canary_mib")
+      ->required();
+  cmd->add_option("--range", args->range, "LO:HI, e.g. 0.80:0.95")->required();
+  cmd->add_option("--points", args->points, "Grid points over the range (default 16)");
+  cmd->add_option("--stress", args->stress,
+                  "Variants: base, rate:F, burst:N, seed:N, comma-separated, or none (default: base,rate:1.25,burst:2 "
+                  "and seed:1 for synthetic workloads)");
+  cmd->add_option("-o,--output", args->out_dir, "Output folder (default: out/<scenario name>/tune)");
+  cmd->add_flag("--json", args->json, "Print tune.json instead of the table");
+  cmd->add_option("-j,--threads", args->threads, "Simulations at once (default: every core)");
+  cmd->callback([args] { tune(*args); });
+}
+
+}  // namespace headroom::cli

@@ -1,0 +1,95 @@
+// workspace_aware and workspace_cap: the two proposed fixes for an attention workspace that the
+// KV arithmetic never sees (SGLang aiter, §2.5; vLLM FlashInfer's 256 MiB is not profiled either).
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/policy/kv_budget.hpp"
+#include "sim/policy/policies.hpp"
+#include "sim/policy/workspace_aware.hpp"
+
+namespace headroom::policy {
+
+namespace {
+
+// The bytes the engine's own arithmetic gives the KV cache, before any workspace: vLLM's profiled
+// accounting; SGLang's mem_fraction_static rest without the aiter × 0.85 hack this policy replaces;
+// LightLLM's mem_fraction arithmetic.
+std::variant<std::int64_t, std::string> engine_kv_budget(engine::KvSizingInputs& in, double fraction) {
+  engine::StartupResult& r = in.startup;
+  const Bytes total = in.deployment.total();
+  switch (r.engine) {
+    case model::Engine::vllm: {
+      device::Device& dev = *r.memory.device;
+      engine::ProfileMeasurement p = engine::profile_forward(r, in.deployment, in.prefill_tokens, in.batch_seqs);
+      if (!p.ok) return fmt::format("the profile forward ran out of memory allocating {}", p.oom_tensor);
+      const Bytes non_torch_after = total - dev.free_bytes() - r.memory.allocator->reserved_bytes();
+      ProfiledBudget b;
+      b.requested = static_cast<Bytes>(std::floor(static_cast<double>(total) * fraction));
+      b.weights = r.bytes.weights;
+      b.activation_peak = p.peak_allocated_increase;
+      b.non_torch_increase = non_torch_after > in.non_torch_at_start ? non_torch_after - in.non_torch_at_start : 0;
+      return b.kv_bytes();
+    }
+    case model::Engine::sglang:
+      return static_cast<std::int64_t>(std::floor(static_cast<double>(in.free_after_weights) -
+                                                  static_cast<double>(in.free_before_weights) * (1 - fraction)));
+    case model::Engine::lightllm:
+      return static_cast<std::int64_t>(std::floor(static_cast<double>(in.free_after_weights) -
+                                                  static_cast<double>(total) * (1 - fraction)));
+  }
+  return std::int64_t{0};
+}
+
+class WorkspaceAware final : public DirectivePolicy {
+ public:
+  using DirectivePolicy::DirectivePolicy;
+
+ protected:
+  void direct(engine::StartupDirectives& directives, engine::EngineConfig&, engine::Deployment&,
+              PolicyStart& out) const override {
+    directives.kv_sizer = [this, &out](engine::KvSizingInputs& in) -> engine::KvSizing {
+      const double f = spec_.fraction.value_or(engine_fraction(in.startup.config));
+      auto budget = engine_kv_budget(in, f);
+      if (const auto* why = std::get_if<std::string>(&budget)) return describe(spec_) + ": " + *why;
+      const std::int64_t bytes = std::get<std::int64_t>(budget);
+      out.kv_budget = bytes > 0 ? static_cast<Bytes>(bytes) : 0;
+      std::int64_t tokens = 0;
+      Bytes workspace = 0;
+      if (in.clamped_workspace) {
+        tokens = three_region_kv_tokens(bytes, in.kv_bytes_per_token, in.kv_block_tokens, *in.clamped_workspace);
+        workspace = in.clamped_workspace->bytes(tokens);
+      } else {
+        workspace = in.workspace_bytes(0);
+        tokens = tokens_of(bytes - static_cast<std::int64_t>(workspace), in);
+      }
+      out.notes.push_back(fmt::format("KV and workspace share {}: {} KV tokens, workspace {}",
+                                      format_bytes(out.kv_budget.value_or(0)), tokens, format_bytes(workspace)));
+      if (tokens <= 0)
+        return fmt::format("{}: the workspace ({}) leaves no memory for the KV cache in a budget of {}; lower the "
+                           "context length or the request pool, or free memory on the GPU",
+                           describe(spec_), format_bytes(workspace), format_bytes(out.kv_budget.value_or(0)));
+      return tokens;
+    };
+  }
+};
+
+// The engine's own arithmetic, with the workspace's partitions bounded by the KV capacity: no
+// request can hold more tokens than the pool has.
+class WorkspaceCap final : public DirectivePolicy {
+ public:
+  using DirectivePolicy::DirectivePolicy;
+
+ protected:
+  void direct(engine::StartupDirectives& directives, engine::EngineConfig&, engine::Deployment&,
+              PolicyStart&) const override {
+    directives.cap_workspace_by_kv = true;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> make_workspace_aware(const PolicySpec& spec) { return std::make_unique<WorkspaceAware>(spec); }
+std::unique_ptr<Policy> make_workspace_cap(const PolicySpec& spec) { return std::make_unique<WorkspaceCap>(spec); }
+
+}  // namespace headroom::policy

@@ -1,0 +1,82 @@
+#include "sim/scenario/comparison.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/core/parallel.hpp"
+#include "sim/engine/startup.hpp"
+
+namespace headroom::scenario {
+
+std::vector<Outcome> compare_policies(const Scenario& sc, const std::vector<policy::PolicySpec>& policies,
+                                      unsigned threads) {
+  for (const policy::PolicySpec& p : policies) policy::make_policy(p);  // bad parameters fail before any run
+  std::vector<Outcome> out(policies.size());
+  parallel_for(policies.size(), threads, [&](std::size_t i) { out[i] = simulate(sc, policies[i]); });
+  return out;
+}
+
+report::ComparisonRow comparison_row(const Outcome& o, bool amd) {
+  report::ComparisonRow r;
+  const engine::StartupResult& st = o.start.startup;
+  r.label = o.label;
+  r.kind = std::string(policy::policy_kind_name(o.spec.kind));
+  r.started = st.ok;
+  r.attempts = o.start.attempts;
+  r.attempted_kv_tokens = o.start.attempted_kv_tokens;
+  r.kv_tokens = st.ok ? st.kv_tokens : 0;
+  r.kv_budget = o.start.kv_budget;
+  r.canary = st.bytes.canary;
+  r.notes = o.start.notes;
+  if (!st.ok) {
+    r.failure = st.failure;
+    r.failed_stage = std::string(engine::startup_stage_name(st.stage));
+    if (st.oom) {
+      report::FirstOom f;
+      f.at_startup = true;
+      f.stage = r.failed_stage;
+      f.tried = st.oom->alloc_size;
+      f.free = st.oom->free;
+      f.allocated = st.oom->allocated;
+      f.reserved_unallocated = st.oom->reserved - st.oom->allocated;
+      f.message = st.oom->message(amd);
+      r.first_oom = f;
+      r.ooms = 1;
+    }
+    r.verdict = st.oom ? fmt::format("start-up OOM at {}", r.failed_stage)
+                       : fmt::format("start-up failed at {}", r.failed_stage);
+    return r;
+  }
+  const engine::ServingResult& s = *o.serving;
+  r.arrived = s.arrived;
+  r.completed = s.completed;
+  r.aborted = s.aborted;
+  r.rejected = s.rejected;
+  r.preemptions = s.preemptions;
+  r.ttft = o.ttft;
+  r.tpot = o.tpot;
+  r.tokens_per_s = o.tokens_per_s;
+  r.ooms = static_cast<std::int64_t>(s.ooms.size());
+  if (s.canary_released_s) {
+    r.canary_released = true;
+    r.canary_released_s = *s.canary_released_s;
+  }
+  if (!s.ooms.empty()) {
+    const engine::OomEvent& e = s.ooms.front();
+    report::FirstOom f;
+    f.stage = "serving";
+    f.time_s = e.time_s;
+    f.tensor = e.tensor;
+    f.tried = e.info.alloc_size;
+    f.free = e.info.free;
+    f.allocated = e.info.allocated;
+    f.reserved_unallocated = e.info.reserved - e.info.allocated;
+    f.message = e.info.message(amd);
+    r.first_oom = f;
+    r.verdict = fmt::format("OOM while serving at {:.1f} s ({})", e.time_s, e.tensor);
+  } else {
+    r.verdict = r.canary_released ? "no OOM: the canary absorbed one" : "no OOM";
+  }
+  return r;
+}
+
+}  // namespace headroom::scenario

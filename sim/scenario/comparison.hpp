@@ -1,0 +1,17 @@
+#pragma once
+// `headroom compare`: the same scenario and workload under each policy, one simulation per core.
+#include <vector>
+
+#include "sim/report/comparison_report.hpp"
+#include "sim/scenario/outcome.hpp"
+
+namespace headroom::scenario {
+
+// Runs every policy (threads: 0 = every core); outcomes in the order of `policies`.
+std::vector<Outcome> compare_policies(const Scenario& scenario, const std::vector<policy::PolicySpec>& policies,
+                                      unsigned threads = 0);
+
+// The table row of one outcome (finish_comparison() fills the cross-row columns).
+report::ComparisonRow comparison_row(const Outcome& outcome, bool amd);
+
+}  // namespace headroom::scenario

@@ -1,0 +1,261 @@
+#include "sim/scenario/tune.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/core/did_you_mean.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/parallel.hpp"
+#include "sim/scenario/outcome.hpp"
+#include "sim/workload/make_source.hpp"
+
+namespace headroom::scenario {
+
+namespace {
+
+const std::vector<KnobInfo>& knobs() {
+  static const std::vector<KnobInfo> k{
+      {"gpu_memory_utilization", true, ""}, {"mem_fraction_static", true, ""}, {"mem_fraction", true, ""},
+      {"policy.fraction", true, ""},        {"policy.mem_fraction", true, ""}, {"policy.k", false, ""},
+      {"policy.margin_mib", false, "MiB"},  {"policy.floor_mib", false, "MiB"}, {"policy.canary_mib", false, "MiB"},
+  };
+  return k;
+}
+
+void require_engine(const Scenario& sc, const std::string& knob, model::Engine engine) {
+  if (engine::engine_of(sc.engine) != engine)
+    throw InputError(fmt::format("--knob {}: a knob of {}, and this scenario's engine is {}", knob,
+                                 engine == model::Engine::vllm ? "vllm" : engine == model::Engine::sglang ? "sglang" : "lightllm",
+                                 engine::engine_of(sc.engine) == model::Engine::vllm     ? "vllm"
+                                 : engine::engine_of(sc.engine) == model::Engine::sglang ? "sglang"
+                                                                                          : "lightllm"));
+}
+
+void require_policy(const Scenario& sc, const std::string& knob, std::initializer_list<policy::PolicyKind> kinds) {
+  for (policy::PolicyKind k : kinds)
+    if (sc.policy.kind == k) return;
+  std::vector<std::string> names;
+  for (policy::PolicyKind k : kinds) names.emplace_back(policy::policy_kind_name(k));
+  throw InputError(fmt::format("--knob {}: a parameter of the policy {}, and this scenario's policy is {} (set the "
+                               "scenario's policy: key)",
+                               knob, fmt::join(names, " or "), policy::policy_kind_name(sc.policy.kind)));
+}
+
+}  // namespace
+
+std::vector<std::string> knob_names() {
+  std::vector<std::string> v;
+  for (const KnobInfo& k : knobs()) v.push_back(k.name);
+  return v;
+}
+
+KnobInfo knob_info(const Scenario& sc, const std::string& name) {
+  for (const KnobInfo& k : knobs()) {
+    if (k.name != name) continue;
+    Scenario probe = sc;
+    set_knob(probe, name, k.unit.empty() ? 0.5 : 1.0);  // throws when the knob does not apply
+    return k;
+  }
+  throw InputError(fmt::format("--knob: unknown knob '{}'{}; expected one of {}", name,
+                               did_you_mean_suffix(name, knob_names()), fmt::join(knob_names(), ", ")));
+}
+
+void set_knob(Scenario& sc, const std::string& name, double value) {
+  using K = policy::PolicyKind;
+  auto fraction = [&](double v) {
+    if (!(v > 0 && v <= 1)) throw InputError(fmt::format("--knob {}: {} is not a fraction in (0, 1]", name, v));
+    return v;
+  };
+  auto mib = [&](double v) {
+    if (!(v >= 0)) throw InputError(fmt::format("--knob {}: {} MiB is negative", name, v));
+    return static_cast<Bytes>(std::llround(v * static_cast<double>(MiB)));
+  };
+  if (name == "gpu_memory_utilization") {
+    require_engine(sc, name, model::Engine::vllm);
+    std::get<engine::VllmConfig>(sc.engine).gpu_memory_utilization = fraction(value);
+  } else if (name == "mem_fraction_static") {
+    require_engine(sc, name, model::Engine::sglang);
+    std::get<engine::SglangConfig>(sc.engine).mem_fraction_static = fraction(value);
+  } else if (name == "mem_fraction") {
+    require_engine(sc, name, model::Engine::lightllm);
+    std::get<engine::LightllmConfig>(sc.engine).mem_fraction = fraction(value);
+  } else if (name == "policy.fraction") {
+    require_policy(sc, name, {K::static_fraction, K::profiled, K::fragmentation_buffer, K::workspace_aware});
+    sc.policy.fraction = fraction(value);
+  } else if (name == "policy.mem_fraction") {
+    require_policy(sc, name, {K::auto_profile});
+    sc.policy.mem_fraction = fraction(value);
+  } else if (name == "policy.k") {
+    require_policy(sc, name, {K::fragmentation_buffer});
+    if (!(value >= 0)) throw InputError(fmt::format("--knob policy.k: {} is negative", value));
+    sc.policy.k = value;
+  } else if (name == "policy.margin_mib") {
+    require_policy(sc, name, {K::profiled, K::fragmentation_buffer});
+    sc.policy.margin = mib(value);
+  } else if (name == "policy.floor_mib") {
+    require_policy(sc, name, {K::fragmentation_buffer});
+    sc.policy.floor = mib(value);
+  } else if (name == "policy.canary_mib") {
+    require_policy(sc, name, {K::auto_profile, K::release_on_oom});
+    sc.policy.canary = mib(value);
+  } else {
+    throw InputError(fmt::format("--knob: unknown knob '{}'{}; expected one of {}", name,
+                                 did_you_mean_suffix(name, knob_names()), fmt::join(knob_names(), ", ")));
+  }
+}
+
+std::string StressVariant::name() const {
+  switch (kind) {
+    case Kind::base: return "base";
+    case Kind::rate: return fmt::format("rate:{}", value);
+    case Kind::burst: return fmt::format("burst:{}", value);
+    case Kind::seed: return fmt::format("seed:{}", value);
+  }
+  return "?";
+}
+
+std::vector<StressVariant> parse_stress(const std::string& text) {
+  std::vector<StressVariant> out{StressVariant{}};
+  if (text == "none" || text == "base") return out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    start = end + 1;
+    if (item == "base") continue;
+    const std::size_t colon = item.find(':');
+    const std::string kind = item.substr(0, colon);
+    StressVariant v;
+    double value = 0;
+    bool parsed = false;
+    if (colon != std::string::npos) {
+      try {
+        std::size_t used = 0;
+        value = std::stod(item.substr(colon + 1), &used);
+        parsed = used == item.size() - colon - 1;
+      } catch (const std::exception&) {
+        parsed = false;
+      }
+    }
+    if (kind == "rate" && parsed && value > 0) v = {StressVariant::Kind::rate, value};
+    else if (kind == "burst" && parsed && value >= 2 && value == std::floor(value)) v = {StressVariant::Kind::burst, value};
+    else if (kind == "seed" && parsed && value >= 1 && value == std::floor(value)) v = {StressVariant::Kind::seed, value};
+    else
+      throw InputError(fmt::format("--stress: '{}' is not a variant; expected base, rate:F (F > 0), burst:N (a whole "
+                                   "N >= 2), seed:N (a whole N >= 1) or none, separated by commas",
+                                   item));
+    out.push_back(v);
+    if (end == text.size()) break;
+  }
+  return out;
+}
+
+std::vector<StressVariant> default_stress(const Scenario& sc) {
+  std::vector<StressVariant> v{StressVariant{}, {StressVariant::Kind::rate, 1.25}, {StressVariant::Kind::burst, 2}};
+  if (sc.workload.synthetic) v.push_back({StressVariant::Kind::seed, 1});
+  return v;
+}
+
+Scenario stressed(const Scenario& sc, const StressVariant& v, double duration_s) {
+  Scenario s = sc;
+  switch (v.kind) {
+    case StressVariant::Kind::base: break;
+    case StressVariant::Kind::rate: s.workload.transforms.rate_scale *= v.value; break;
+    case StressVariant::Kind::burst: {
+      workload::BurstSpec b;
+      b.duration_s = std::min(60.0, std::max(duration_s / 10, 1e-3));
+      b.at_s = std::max(0.0, duration_s / 2 - b.duration_s / 2);
+      b.factor = static_cast<int>(v.value);
+      s.workload.transforms.burst = b;
+      break;
+    }
+    case StressVariant::Kind::seed: s.workload.seed += static_cast<std::uint64_t>(v.value); break;
+  }
+  return s;
+}
+
+TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double hi, int points,
+                const std::vector<StressVariant>& variants, unsigned threads) {
+  TuneResult result;
+  result.knob = knob_info(sc, knob);
+  if (!(lo <= hi)) throw InputError(fmt::format("--range: LO {} is above HI {}", lo, hi));
+  if (points < 1 || points > 100000) throw InputError(fmt::format("--points: expected 1 to 100000, got {}", points));
+  if (lo == hi) points = 1;
+  result.variants = variants;
+  result.threads = worker_count(threads);
+  const auto started_at = std::chrono::steady_clock::now();
+
+  // The workload's span, for placing a burst: one pass over the source.
+  double duration_s = 0;
+  {
+    auto source = workload::make_source(sc.workload);
+    workload::Request r;
+    while (source->next(r)) duration_s = r.arrival_s;
+  }
+  std::vector<double> values;
+  for (int i = 0; i < points; ++i)
+    values.push_back(points == 1 ? lo : lo + (hi - lo) * static_cast<double>(i) / static_cast<double>(points - 1));
+  result.step = points > 1 ? (hi - lo) / static_cast<double>(points - 1) : 0;
+  std::vector<Scenario> variant_scenarios;
+  for (const StressVariant& v : variants) variant_scenarios.push_back(stressed(sc, v, duration_s));
+  for (Scenario& s : variant_scenarios) set_knob(s, knob, values.front());  // bad values fail before any run
+
+  const std::size_t jobs = values.size() * variants.size();
+  std::vector<Outcome> outcomes(jobs);
+  parallel_for(jobs, threads, [&](std::size_t j) {
+    Scenario s = variant_scenarios[j % variants.size()];
+    set_knob(s, knob, values[j / variants.size()]);
+    s.on_oom = engine::OnOom::stop;
+    outcomes[j] = simulate(s, s.policy);
+  });
+  result.simulations = static_cast<std::int64_t>(jobs);
+
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    TunePoint p;
+    p.value = values[i];
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      const Outcome& o = outcomes[i * variants.size() + v];
+      if (v == 0) {
+        p.started = o.started();
+        p.kv_tokens = o.started() ? o.start.startup.kv_tokens : 0;
+        p.ttft_p99_s = o.ttft.p99;
+        p.tpot_p99_s = o.tpot.p99;
+        p.preemptions = o.serving ? o.serving->preemptions : 0;
+      }
+      if (o.failed() && !p.failed) {
+        p.failed = true;
+        p.failed_variant = variants[v].name();
+        if (!o.started())
+          p.failure = fmt::format("start-up failed at {}: {}", engine::startup_stage_name(o.start.startup.stage),
+                                  o.start.startup.failure.substr(0, o.start.startup.failure.find(". ")));
+        else
+          p.failure = fmt::format("OOM at {:.1f} s allocating {}", o.serving->ooms.front().time_s,
+                                  o.serving->ooms.front().tensor);
+      }
+    }
+    result.frontier.push_back(p);
+  }
+  // From the safest value towards the most aggressive: the last value before the first failure.
+  std::vector<std::size_t> order(values.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = result.knob.higher_is_aggressive ? i : order.size() - 1 - i;
+  bool seen_failure = false;
+  for (std::size_t i : order) {
+    const TunePoint& p = result.frontier[i];
+    if (p.failed) {
+      if (!seen_failure) result.first_failing = p.value;
+      seen_failure = true;
+    } else if (!seen_failure) {
+      result.best = p.value;
+    } else {
+      result.monotone = false;
+    }
+  }
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count();
+  return result;
+}
+
+}  // namespace headroom::scenario

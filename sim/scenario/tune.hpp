@@ -1,0 +1,71 @@
+#pragma once
+// `headroom tune`: the most aggressive value of one knob that never runs out of memory, on the
+// scenario's workload and on stressed variants of it, by a grid over [lo, hi] evaluated on every
+// core. For a memory fraction the most aggressive value is the largest (more KV); for a buffer
+// (k, margin, floor, canary) the smallest.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/scenario/scenario.hpp"
+
+namespace headroom::scenario {
+
+struct KnobInfo {
+  std::string name;
+  bool higher_is_aggressive = true;  // fractions: true; buffers: false
+  std::string unit;                  // "" or "MiB"
+};
+// The knobs tune understands for this scenario's engine and policy; InputError with the list
+// otherwise.
+KnobInfo knob_info(const Scenario& scenario, const std::string& name);
+std::vector<std::string> knob_names();
+// Sets the knob in `scenario` (the engine's knob, or the scenario policy's parameter).
+void set_knob(Scenario& scenario, const std::string& name, double value);
+
+// A stressed variant of the workload: the trace as it is, its rate × factor, a burst injected in
+// the middle, or another seed.
+struct StressVariant {
+  enum class Kind { base, rate, burst, seed } kind = Kind::base;
+  double value = 1;  // rate factor, burst factor, seed offset
+  std::string name() const;
+};
+// "base,rate:1.25,burst:2,seed:1" (or "none" for the base alone); InputError naming the item.
+std::vector<StressVariant> parse_stress(const std::string& text);
+// The variants when none are given: base, rate × 1.25, a 2× burst; and seed + 1 for a
+// synthetic workload (a trace replays the same requests whatever the seed).
+std::vector<StressVariant> default_stress(const Scenario& scenario);
+// Applies one variant to a copy of the scenario; `duration_s` is the workload's span (the burst
+// goes in its middle, 60 s long or a tenth of the span if shorter).
+Scenario stressed(const Scenario& scenario, const StressVariant& variant, double duration_s);
+
+struct TunePoint {
+  double value = 0;
+  bool started = false;
+  std::int64_t kv_tokens = 0;
+  bool failed = false;            // a start-up failure or an OOM in any variant
+  std::string failed_variant;     // the first variant that failed
+  std::string failure;            // its start-up failure or first OOM, one line
+  double ttft_p99_s = 0;          // on the base variant (0 when it did not run)
+  double tpot_p99_s = 0;
+  std::int64_t preemptions = 0;   // on the base variant
+};
+
+struct TuneResult {
+  KnobInfo knob;
+  std::vector<StressVariant> variants;
+  std::vector<TunePoint> frontier;  // by value, ascending
+  std::optional<double> best;       // the most aggressive value with it and every safer value passing
+  std::optional<double> first_failing;  // the next grid value past `best`
+  bool monotone = true;             // no passing value beyond a failing one
+  double step = 0;
+  unsigned threads = 0;
+  std::int64_t simulations = 0;
+  double wall_s = 0;
+};
+
+TuneResult tune(const Scenario& scenario, const std::string& knob, double lo, double hi, int points,
+                const std::vector<StressVariant>& variants, unsigned threads = 0);
+
+}  // namespace headroom::scenario
