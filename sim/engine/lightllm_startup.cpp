@@ -130,7 +130,7 @@ StartupResult lightllm_startup(const Deployment& d, LightllmConfig c, const Star
   r.bytes.request_pool = req->size;
 
   // The first forward creates the cuBLAS workspaces outside the allocator (§5).
-  m.device->set_context_bytes(m.device->spec().context_bytes + d.non_torch_growth);
+  initialise_cublas(m, d);
   if (!c.disable_cudagraph) {
     std::vector<int> sizes =
         lightllm_graph_batch_sizes(c.graph_max_batch_size, c.graph_split_batch_size, c.graph_grow_step_size);

@@ -160,7 +160,7 @@ StartupResult sglang_startup(const Deployment& d, SglangConfig c, const StartupD
   r.bytes.request_pool = pool->size;
 
   // init_cublas: the first GEMM creates the cuBLAS workspaces outside the allocator (§5).
-  m.device->set_context_bytes(m.device->spec().context_bytes + d.non_torch_growth);
+  initialise_cublas(m, d);
 
   // init_attention_backend: FlashInfer's global workspace (§5) or aiter's per-request partitions
   // (§2.5), sized by the request pool's rows and the query heads on this rank.

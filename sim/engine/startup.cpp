@@ -160,8 +160,7 @@ ProfileMeasurement profile_forward(StartupResult& r, const Deployment& d, std::i
   a.reset_peak_stats();
   const Bytes allocated_before = a.allocated_bytes();
   const Bytes reserved_before = a.reserved_bytes();
-  // The first GEMM creates the cuBLAS workspaces outside the allocator (§5); idempotent.
-  r.memory.device->set_context_bytes(r.memory.device->spec().context_bytes + d.non_torch_growth);
+  initialise_cublas(r.memory, d);
   model::ForwardOptions forward = r.forward;
   forward.attention_workspace = 0;  // attention metadata is absent in a profile run (§1.1)
   model::AllocationProgram program =
@@ -259,6 +258,12 @@ bool allocate_canary(StartupResult& r, const Deployment& d, Bytes bytes) {
   r.bytes.canary = b->size;
   r.log.push_back(fmt::format("canary of {} allocated", format_bytes(bytes)));
   return true;
+}
+
+void initialise_cublas(ServingMemory& memory, const Deployment& d) {
+  if (memory.cublas_initialised) return;
+  memory.cublas_initialised = true;
+  memory.device->set_context_bytes(memory.device->spec().context_bytes + d.non_torch_growth);
 }
 
 Bytes measured_free(ServingMemory& memory) {

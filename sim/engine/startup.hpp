@@ -174,6 +174,10 @@ std::optional<std::int64_t> decide_kv_tokens(const StartupDirectives& directives
 // Allocates the policy's canary last, after the engine's own checks; false (and `r` failed) on OOM.
 bool allocate_canary(StartupResult& r, const Deployment& deployment, Bytes bytes);
 
+// The first GEMM creates the cuBLAS/cuBLASLt workspaces outside the allocator (§5): the context
+// grows by the deployment's non_torch_growth, once.
+void initialise_cublas(ServingMemory& memory, const Deployment& deployment);
+
 // The device's free memory after empty_cache, as the engines measure it.
 Bytes measured_free(ServingMemory& memory);
 

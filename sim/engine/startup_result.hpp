@@ -99,6 +99,7 @@ struct ServingMemory {
   std::vector<alloc::Block*> graph_rng_state;  // per captured graph, outside the private pool
   std::optional<alloc::PoolId> graph_pool;
   alloc::Block* canary = nullptr;           // a policy's canary, held until released on an OOM
+  bool cublas_initialised = false;          // the first GEMM created the cuBLAS workspaces
 };
 
 struct StartupResult {

@@ -115,7 +115,7 @@ StartupResult vllm_startup(const Deployment& d, VllmConfig c, const StartupDirec
   f.page_size = model::vllm_page_size_bytes(layout, block);
   const int L = layout.layers;
   // The first GEMM (the profile run, or a policy's own first forward) creates the cuBLAS workspaces.
-  dev.set_context_bytes(dev.spec().context_bytes + d.non_torch_growth);
+  initialise_cublas(m, d);
   std::optional<std::int64_t> policy_tokens;
   if (directives.kv_sizer) {
     // A start-up policy decides the capacity in place of determine_available_memory.

@@ -9,10 +9,9 @@ namespace headroom::report {
 
 void finish_comparison(std::vector<ComparisonRow>& rows) {
   std::int64_t most = 0;
-  for (const ComparisonRow& r : rows)
-    if (r.started) most = std::max(most, r.kv_tokens);
+  for (const ComparisonRow& r : rows) most = std::max(most, r.kv_tokens);
   for (ComparisonRow& r : rows) {
-    r.kv_given_up = most > 0 && r.started ? 1.0 - static_cast<double>(r.kv_tokens) / static_cast<double>(most) : 0;
+    r.kv_given_up = most > 0 ? 1.0 - static_cast<double>(r.kv_tokens) / static_cast<double>(most) : 0;
     r.ooms_avoided = rows.empty() ? 0 : std::max<std::int64_t>(0, rows.front().ooms - r.ooms);
   }
 }
@@ -36,13 +35,17 @@ void print_comparison(std::ostream& out, const std::string& title, const std::ve
     std::string starts = r.started ? (r.attempts > 1 ? fmt::format("ok/{}", r.attempts) : "ok")
                                    : (r.attempts > 1 ? fmt::format("no/{}", r.attempts) : "no");
     std::string label = r.label.size() > 44 ? r.label.substr(0, 41) + "..." : r.label;
+    auto seconds = [](const Distribution& d, double v) { return d.count ? fmt::format("{:.3f}s", v) : std::string("-"); };
+    auto millis = [](const Distribution& d, double v) { return d.count ? fmt::format("{:.1f}ms", v * 1e3) : std::string("-"); };
     if (r.started)
-      fmt::print(out, "  {:<44} {:>7} {:>10} {:>7.1f}%  {:<36} {:>5} {:>7} {:>7} {:>8.3f}s {:>8.3f}s {:>7.1f}ms {:>7.1f}ms {:>8.0f}\n",
-                 label, starts, r.kv_tokens, r.kv_given_up * 100, cell(r), r.ooms, r.ooms_avoided, r.preemptions,
-                 r.ttft.p50, r.ttft.p99, r.tpot.p50 * 1e3, r.tpot.p99 * 1e3, r.tokens_per_s);
+      fmt::print(out, "  {:<44} {:>7} {:>10} {:>7.1f}%  {:<36} {:>5} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8.0f}\n", label,
+                 starts, r.kv_tokens, r.kv_given_up * 100, cell(r), r.ooms, r.ooms_avoided, r.preemptions,
+                 seconds(r.ttft, r.ttft.p50), seconds(r.ttft, r.ttft.p99), millis(r.tpot, r.tpot.p50),
+                 millis(r.tpot, r.tpot.p99), r.tokens_per_s);
     else
-      fmt::print(out, "  {:<44} {:>7} {:>10} {:>8}  {:<36} {:>5} {:>7}\n", label, starts, "-", "-", cell(r), r.ooms,
-                 r.ooms_avoided);
+      fmt::print(out, "  {:<44} {:>7} {:>10} {:>7.1f}%  {:<36} {:>5} {:>7}\n", label, starts,
+                 r.kv_tokens > 0 ? std::to_string(r.kv_tokens) : std::string("-"), r.kv_given_up * 100, cell(r),
+                 r.ooms, r.ooms_avoided);
   }
   for (const ComparisonRow& r : rows) {
     fmt::print(out, "  {}:\n", r.label);

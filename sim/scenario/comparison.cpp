@@ -23,7 +23,7 @@ report::ComparisonRow comparison_row(const Outcome& o, bool amd) {
   r.started = st.ok;
   r.attempts = o.start.attempts;
   r.attempted_kv_tokens = o.start.attempted_kv_tokens;
-  r.kv_tokens = st.ok ? st.kv_tokens : 0;
+  r.kv_tokens = st.kv_tokens;  // decided even when a later start-up step failed
   r.kv_budget = o.start.kv_budget;
   r.canary = st.bytes.canary;
   r.notes = o.start.notes;

@@ -71,17 +71,14 @@ void read_parameters(const YamlSection& p, policy::PolicySpec& spec) {
 
 policy::PolicySpec read_entry(const YamlSection& parent, const YAML::Node& entry, const std::string& key) {
   policy::PolicySpec spec;
-  YAML::Node params;
-  YAML::Node name = entry;
-  if (entry.IsMap()) {
-    if (entry.size() != 1)
-      parent.fail(entry, key, "expected one policy per entry: a name, or a one-key mapping such as "
-                              "'fragmentation_buffer: {k: 2}'");
-    name = entry.begin()->first;
-    params = entry.begin()->second;
-  } else if (!entry.IsScalar()) {
+  // yaml-cpp's Node assignment writes through a bound node, so every node here is bound once.
+  if (entry.IsMap() && entry.size() != 1)
+    parent.fail(entry, key, "expected one policy per entry: a name, or a one-key mapping such as "
+                            "'fragmentation_buffer: {k: 2}'");
+  if (!entry.IsMap() && !entry.IsScalar())
     parent.fail(entry, key, "expected a policy name or a one-key mapping such as 'fragmentation_buffer: {k: 2}'");
-  }
+  const YAML::Node name = entry.IsMap() ? entry.begin()->first : entry;
+  const YAML::Node params = entry.IsMap() ? entry.begin()->second : YAML::Node();
   spec.kind = kind_of(parent, name, key);
   const std::string path = fmt::format("{}.{}", key, policy::policy_kind_name(spec.kind));
   if (params && params.IsScalar() && spec.kind == policy::PolicyKind::allocator) {

@@ -35,7 +35,7 @@ TEST_CASE("scenario: every shipped scenario loads") {
     INFO(entry.path());
     Scenario s = load_scenario(entry.path());
     CHECK(s.name == entry.path().stem().string());
-    CHECK(s.model.name == "Llama-3.1-8B");
+    CHECK(s.model.layers > 0);
     ++n;
   }
   CHECK(n >= 7);

@@ -1,0 +1,165 @@
+// `headroom compare` on the incident scenarios (the verdicts each must produce under each policy),
+// `headroom tune` on the quickstart (re-running `run` at the value found does not run out of memory,
+// one step higher does), and bad policies, knobs and ranges.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_data.hpp"
+
+using headroom::test::run_headroom;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+fs::path source_dir() { return fs::path(HEADROOM_SOURCE_DIR); }
+
+void write(const fs::path& p, const std::string& text) {
+  std::ofstream out(p);
+  out << text;
+}
+
+nlohmann::json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+// comparison.json's rows by policy kind.
+std::map<std::string, nlohmann::json> compare(const std::string& scenario) {
+  fs::path out = headroom::test::temp_dir("compare");
+  auto r = run_headroom("compare " + q(source_dir() / "scenarios" / scenario) + " -o " + q(out));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  std::map<std::string, nlohmann::json> rows;
+  const nlohmann::json j = read_json(out / "comparison.json");
+  for (const auto& p : j["policies"]) rows[p["kind"].get<std::string>()] = p;
+  return rows;
+}
+
+bool startup_oom(const nlohmann::json& row) { return !row["started"].get<bool>() && !row["first_oom"].is_null(); }
+bool serving_oom(const nlohmann::json& row) { return row["started"].get<bool>() && !row["first_oom"].is_null(); }
+bool clean(const nlohmann::json& row) { return row["started"].get<bool>() && row["first_oom"].is_null(); }
+
+}  // namespace
+
+TEST_CASE("incident: a workspace sized by the maximum context fails start-up on a shared GPU") {
+  auto rows = compare("incident-shared-gpu-workspace.yaml");
+  CHECK(startup_oom(rows["engine"]));
+  CHECK(rows["engine"]["startup_failure"]["stage"] == "attention workspace");
+  CHECK(rows["engine"]["first_oom"]["tried_bytes"] == 16640ull * 1024 * 1024);  // 16.25 GiB
+  CHECK(clean(rows["workspace_aware"]));
+  CHECK(rows["workspace_aware"]["kv_tokens"] == 38000);
+  CHECK(rows["workspace_aware"]["ooms_avoided"] == 1);
+  CHECK(startup_oom(rows["workspace_cap"]));
+  CHECK(startup_oom(rows["static_fraction"]));
+}
+
+TEST_CASE("incident: per-layer MLA decode buffers the profile run never saw") {
+  auto rows = compare("incident-mla-decode-buffers.yaml");
+  CHECK(startup_oom(rows["engine"]));
+  CHECK(rows["engine"]["startup_failure"]["stage"] == "sampler warm-up");
+  CHECK(startup_oom(rows["profiled"]));
+  CHECK(clean(rows["fragmentation_buffer"]));
+  CHECK(clean(rows["auto_profile"]));
+  CHECK(clean(rows["shared_decode_buffer"]));
+  // The shared buffer costs no KV capacity; the others give some up.
+  CHECK(rows["shared_decode_buffer"]["kv_tokens"] == rows["engine"]["kv_tokens"]);
+  CHECK(rows["auto_profile"]["kv_tokens"].get<std::int64_t>() < rows["engine"]["kv_tokens"].get<std::int64_t>());
+  CHECK(rows["fragmentation_buffer"]["kv_given_up"].get<double>() > 0);
+}
+
+TEST_CASE("incident: a sampler spike at 1024 sequences with a 152k vocabulary") {
+  auto rows = compare("incident-sampler-spike.yaml");
+  CHECK(serving_oom(rows["engine"]));
+  CHECK(rows["engine"]["first_oom"]["tensor"] == "masked_logits");
+  CHECK(rows["engine"]["first_oom"]["tried_bytes"] == 594ull * 1024 * 1024);  // 1024 × 152,064 × 4 B
+  CHECK(serving_oom(rows["static_fraction"]));
+  CHECK(clean(rows["profiled"]));
+  CHECK(clean(rows["fragmentation_buffer"]));
+  CHECK(serving_oom(rows["auto_profile"]));   // its stress decodes 256 rows, not 1024
+  CHECK(serving_oom(rows["release_on_oom"])); // 256 MiB does not cover 594 MiB
+  CHECK(rows["profiled"]["ooms_avoided"] == 1);
+  CHECK(rows["profiled"]["requests"]["completed"] == 3000);
+}
+
+TEST_CASE("tune on the quickstart: run at the value found does not OOM, one step higher does") {
+  fs::path out = headroom::test::temp_dir("tune");
+  auto r = run_headroom("tune " + q(source_dir() / "scenarios" / "quickstart.yaml") +
+                        " --knob gpu_memory_utilization --range 0.99:1.0 --points 11 --stress none -o " + q(out));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json t = read_json(out / "tune.json");
+  REQUIRE(t["best"].is_number());
+  REQUIRE(t["first_failing"].is_number());
+  const double best = t["best"].get<double>(), failing = t["first_failing"].get<double>();
+  CHECK(failing == Approx(best + t["step"].get<double>()));
+  CHECK(t["frontier"].size() == 11);
+  std::ifstream csv(out / "frontier.csv");
+  std::string header;
+  std::getline(csv, header);
+  CHECK(header == "value,started,kv_tokens,oom,failed_variant,ttft_p99_s,tpot_p99_s,preemptions,failure");
+
+  // Re-run `run` at both values with the quickstart's workload.
+  std::ifstream in(source_dir() / "scenarios" / "quickstart.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto run_at = [&](double value) {
+    std::string s = text;
+    s.replace(s.find("kind: vllm"), 10, fmt::format("kind: vllm\n  gpu_memory_utilization: {}", value));
+    fs::path file = out / fmt::format("at-{}.yaml", value);
+    write(file, s);
+    auto rr = run_headroom("run " + q(file) + " --json -o " + q(out / fmt::format("run-{}", value)));
+    INFO(rr.output);
+    REQUIRE(rr.exit_code == 0);
+    return read_json(out / fmt::format("run-{}", value) / "summary.json");
+  };
+  nlohmann::json ok = run_at(best);
+  CHECK(ok["startup"]["ok"] == true);
+  CHECK(ok["oom"].is_null());
+  nlohmann::json bad = run_at(failing);
+  CHECK((bad["startup"]["ok"] == false || !bad["oom"].is_null()));
+}
+
+TEST_CASE("compare and tune: bad policies, knobs and ranges are errors with exit code 2") {
+  fs::path dir = headroom::test::temp_dir("compare-bad");
+  fs::path policies = dir / "p.yaml";
+  write(policies, "- engine\n- profiled: {fraction: 1.5}\n");
+  auto r = run_headroom("compare " + q(source_dir() / "scenarios" / "quickstart.yaml") + " --policies " + q(policies) +
+                        " -o " + q(dir / "out"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("p.yaml:2:") != std::string::npos);
+  CHECK(r.output.find("compare[1].profiled.fraction") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "out" / "comparison.json"));
+
+  write(policies, "- engine\n- fragmentaton_buffer\n");
+  r = run_headroom("compare " + q(source_dir() / "scenarios" / "quickstart.yaml") + " --policies " + q(policies));
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("unknown policy 'fragmentaton_buffer'; did you mean 'fragmentation_buffer'?") != std::string::npos);
+
+  write(policies, "- allocator: \"max_split_size_mb:2\"\n");
+  r = run_headroom("compare " + q(source_dir() / "scenarios" / "quickstart.yaml") + " --policies " + q(policies));
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("p.yaml:1:") != std::string::npos);
+
+  r = run_headroom("tune " + q(source_dir() / "scenarios" / "quickstart.yaml") +
+                   " --knob mem_fraction_static --range 0.8:0.9 -o " + q(dir / "t1"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("a knob of sglang, and this scenario's engine is vllm") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "t1"));
+  r = run_headroom("tune " + q(source_dir() / "scenarios" / "quickstart.yaml") + " --knob gpu_memory_utilisation --range 0.8:0.9");
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("did you mean 'gpu_memory_utilization'?") != std::string::npos);
+  r = run_headroom("tune " + q(source_dir() / "scenarios" / "quickstart.yaml") + " --knob gpu_memory_utilization --range 0.9-0.95");
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("--range: '0.9-0.95' is not LO:HI") != std::string::npos);
+  r = run_headroom("tune " + q(source_dir() / "scenarios" / "quickstart.yaml") +
+                   " --knob gpu_memory_utilization --range 0.8:0.9 --stress rate:fast");
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("--stress: 'rate:fast' is not a variant") != std::string::npos);
+}
