@@ -7,8 +7,9 @@
 Builds the model's shapes (from `headroom model NAME --json`, so the catalogue is the one source)
 with random bf16 weights, keeping only as many decoder layers as fit in half the free memory,
 then runs prefill and decode steps at several token counts and batch sizes, each recorded alone
-with torch.cuda.memory._record_memory_history. Weights, inputs and the KV cache are allocated
-before recording starts, so a snapshot holds exactly one forward pass. Each snapshot
+with torch.cuda.memory._record_memory_history. Weights, inputs and the KV cache are allocated,
+and one unrecorded warm-up pass is run, before recording starts, so a snapshot holds exactly one
+forward pass. Each snapshot
 `<stem>.pickle` gets a sidecar `<stem>.step.json` (sim/model/recorded_step.hpp) naming the model,
 layers and shape it holds.
 
@@ -155,6 +156,10 @@ def build(c, layers, device):
 
 
 def record(path, run):
+    # One unrecorded run first: cuBLAS workspaces and kernel caches are created on first use, once.
+    with torch.inference_mode():
+        del_me = run()
+        del del_me
     torch.cuda.synchronize()
     torch.cuda.memory._record_memory_history(max_entries=1_000_000)
     with torch.inference_mode():
