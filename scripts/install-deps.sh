@@ -3,7 +3,8 @@
 # Uses sudo when not root. Safe to run repeatedly.
 set -euo pipefail
 packages=(build-essential cmake libboost-dev libeigen3-dev libyaml-cpp-dev catch2 libcli11-dev
-          libfmt-dev nlohmann-json3-dev libbenchmark-dev python3)
+          libfmt-dev nlohmann-json3-dev libbenchmark-dev python3
+          hipcc)  # compiles the HIP build of kernels/headroom-calibrate (gfx90a/gfx940) without a GPU
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

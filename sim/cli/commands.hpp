@@ -10,5 +10,7 @@ void add_compare_command(CLI::App& app);
 void add_tune_command(CLI::App& app);
 void add_sample_snapshot_command(CLI::App& app);
 void add_model_command(CLI::App& app);
+void add_fit_command(CLI::App& app);
+void add_calibrate_program_command(CLI::App& app);
 
 }  // namespace headroom::cli

@@ -140,6 +140,13 @@ void run_model(const ModelArgs& a) {
     nlohmann::json j;
     j["model"] = config.name;
     j["architecture"] = model::architecture_name(config.architecture);
+    // The shapes kernels/record_steps.py builds a model from (one source of truth: this catalogue).
+    j["config"] = {{"layers", config.layers},         {"hidden", config.hidden},
+                   {"intermediate", config.intermediate}, {"heads", config.heads},
+                   {"kv_heads", config.kv_heads},     {"head_dim", config.head_dim},
+                   {"vocab", config.vocab},           {"dtype", model::dtype_name(config.dtype)},
+                   {"qkv_bias", config.qkv_bias},     {"qk_norm", config.has_qk_norm()},
+                   {"moe", config.is_moe()},          {"mla", config.is_mla()}};
     j["tp"] = a.tp;
     j["engine"] = model::engine_name(engine);
     j["weights"] = {{"bytes_per_rank", weights.bytes},

@@ -41,6 +41,27 @@ LatencyCoefficients read_latency(const Section& s) {
   return l;
 }
 
+Calibration read_calibration(const Section& s) {
+  s.check_keys({"command", "device", "runtime", "driver_version", "runtime_version", "date", "measurements"});
+  Calibration c;
+  c.command = s.text("command");
+  c.device = s.text("device");
+  c.runtime = s.choice("runtime", {"cuda", "hip"});
+  c.driver_version = s.text("driver_version");
+  c.runtime_version = s.text("runtime_version");
+  c.date = s.text("date");
+  if (s.present("measurements")) c.measurements = s.text("measurements");
+  return c;
+}
+
+// A YAML scalar that reads back as the same string: plain text is quoted whenever a parser
+// could take it for something else.
+std::string yaml_quoted(std::string_view text) {
+  YAML::Emitter e;
+  e << YAML::DoubleQuoted << std::string(text);
+  return e.c_str();
+}
+
 std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -59,7 +80,7 @@ GpuProfile parse_gpu_profile(std::string_view yaml, const std::string& file) {
   if (!root.IsMap()) throw InputError(fmt::format("{}: expected a mapping of keys at the top level", file));
   Section top(root, file, "");
   top.check_keys({"name", "vendor", "source", "source_note", "memory", "bandwidth_bytes_per_s",
-                  "dense_bf16_flops_per_s", "dense_fp8_flops_per_s", "latency"});
+                  "dense_bf16_flops_per_s", "dense_fp8_flops_per_s", "latency", "calibration"});
   GpuProfile p;
   p.name = top.text("name");
   p.vendor = top.choice("vendor", {"nvidia", "amd"});
@@ -67,11 +88,14 @@ GpuProfile parse_gpu_profile(std::string_view yaml, const std::string& file) {
   p.source_note = top.text("source_note");
 
   Section memory = top.child("memory");
-  memory.check_keys({"capacity_bytes", "capacity_note", "context_bytes", "granularity_bytes"});
+  memory.check_keys({"capacity_bytes", "capacity_note", "context_bytes", "granularity_bytes", "free_at_start_bytes",
+                     "largest_allocation_bytes"});
   p.capacity_bytes = memory.bytes("capacity_bytes");
   if (memory.present("capacity_note")) p.capacity_note = memory.text("capacity_note");
   p.context_bytes = memory.bytes("context_bytes");
   p.granularity_bytes = memory.bytes("granularity_bytes");
+  if (memory.present("free_at_start_bytes")) p.free_at_start_bytes = memory.bytes("free_at_start_bytes");
+  if (memory.present("largest_allocation_bytes")) p.largest_allocation_bytes = memory.bytes("largest_allocation_bytes");
   if (p.context_bytes >= p.capacity_bytes)
     memory.fail(memory.value("context_bytes"), "context_bytes", "must be smaller than capacity_bytes");
 
@@ -82,7 +106,51 @@ GpuProfile parse_gpu_profile(std::string_view yaml, const std::string& file) {
     throw InputError(fmt::format("{}: missing key 'dense_fp8_flops_per_s' (null where the GPU has no FP8)", file));
   if (top.present("dense_fp8_flops_per_s")) p.dense_fp8_flops_per_s = top.positive("dense_fp8_flops_per_s");
   if (top.present("latency")) p.latency = read_latency(top.child("latency"));
+  if (top.present("calibration")) p.calibration = read_calibration(top.child("calibration"));
   return p;
+}
+
+std::string gpu_profile_yaml(const GpuProfile& p) {
+  // Numbers as fmt's shortest round-trip form, so the file parses back to the same doubles.
+  std::string y;
+  auto line = [&](std::string_view indent, std::string_view key, const std::string& value) {
+    y += fmt::format("{}{}: {}\n", indent, key, value);
+  };
+  line("", "name", yaml_quoted(p.name));
+  line("", "vendor", p.vendor);
+  line("", "source", p.source);
+  line("", "source_note", yaml_quoted(p.source_note));
+  y += "memory:\n";
+  line("  ", "capacity_bytes", fmt::format("{}", p.capacity_bytes));
+  if (!p.capacity_note.empty()) line("  ", "capacity_note", yaml_quoted(p.capacity_note));
+  line("  ", "context_bytes", fmt::format("{}", p.context_bytes));
+  line("  ", "granularity_bytes", fmt::format("{}", p.granularity_bytes));
+  if (p.free_at_start_bytes) line("  ", "free_at_start_bytes", fmt::format("{}", *p.free_at_start_bytes));
+  if (p.largest_allocation_bytes) line("  ", "largest_allocation_bytes", fmt::format("{}", *p.largest_allocation_bytes));
+  line("", "bandwidth_bytes_per_s", fmt::format("{}", p.bandwidth_bytes_per_s));
+  line("", "dense_bf16_flops_per_s", fmt::format("{}", p.dense_bf16_flops_per_s));
+  line("", "dense_fp8_flops_per_s", p.dense_fp8_flops_per_s ? fmt::format("{}", *p.dense_fp8_flops_per_s) : "null");
+  const LatencyCoefficients& l = p.latency;
+  y += "latency:\n";
+  line("  ", "fitted", l.fitted ? "true" : "false");
+  line("  ", "gemm_peak_efficiency", fmt::format("{}", l.gemm_peak_efficiency));
+  line("  ", "gemm_half_efficiency_tokens", fmt::format("{}", l.gemm_half_efficiency_tokens));
+  line("  ", "attention_efficiency", fmt::format("{}", l.attention_efficiency));
+  line("  ", "memory_efficiency", fmt::format("{}", l.memory_efficiency));
+  line("  ", "step_overhead_s", fmt::format("{}", l.step_overhead_s));
+  line("  ", "graph_overhead_s", fmt::format("{}", l.graph_overhead_s));
+  if (p.calibration) {
+    const Calibration& c = *p.calibration;
+    y += "calibration:\n";
+    line("  ", "command", yaml_quoted(c.command));
+    line("  ", "device", yaml_quoted(c.device));
+    line("  ", "runtime", c.runtime);
+    line("  ", "driver_version", yaml_quoted(c.driver_version));
+    line("  ", "runtime_version", yaml_quoted(c.runtime_version));
+    line("  ", "date", yaml_quoted(c.date));
+    if (!c.measurements.empty()) line("  ", "measurements", yaml_quoted(c.measurements));
+  }
+  return y;
 }
 
 std::vector<std::string> builtin_gpu_profile_names() {

@@ -26,6 +26,19 @@ struct LatencyCoefficients {
   bool operator==(const LatencyCoefficients&) const = default;
 };
 
+// How a measured profile was measured (kernels/headroom-calibrate writes it; README "Calibrating
+// on your own GPU"). Absent from datasheet profiles.
+struct Calibration {
+  std::string command;          // the calibrator's command line
+  std::string device;           // the device name the runtime reports
+  std::string runtime;          // "cuda" | "hip"
+  std::string driver_version;   // as the runtime reports it (cudaDriverGetVersion: 12080 = 12.8)
+  std::string runtime_version;
+  std::string date;             // ISO 8601, UTC
+  std::string measurements;     // the measurement CSV (sim/latency/measurements.hpp), relative to the profile
+  bool operator==(const Calibration&) const = default;
+};
+
 struct GpuProfile {
   std::string name;
   std::string vendor;       // nvidia | amd
@@ -35,10 +48,13 @@ struct GpuProfile {
   std::string capacity_note;    // where that figure comes from (optional)
   Bytes context_bytes = 0;      // CUDA/HIP context and libraries, outside PyTorch's allocator
   Bytes granularity_bytes = 0;  // driver allocation granularity
+  std::optional<Bytes> free_at_start_bytes;       // measured: free memory before the context was created
+  std::optional<Bytes> largest_allocation_bytes;  // measured: the largest single allocation that succeeded
   double bandwidth_bytes_per_s = 0;
   double dense_bf16_flops_per_s = 0;
   std::optional<double> dense_fp8_flops_per_s;  // none: no FP8 tensor cores (A100)
   LatencyCoefficients latency;
+  std::optional<Calibration> calibration;
   bool operator==(const GpuProfile&) const = default;
 };
 
@@ -49,6 +65,10 @@ GpuProfile parse_gpu_profile(std::string_view yaml, const std::string& file);
 // A built-in profile by name (case-insensitive, ".yaml" optional), or a profile YAML file by path.
 // Unknown names are InputErrors with a did-you-mean and the list of built-in profiles.
 GpuProfile load_gpu_profile(std::string_view name_or_path);
+
+// The profile as YAML in the schema parse_gpu_profile reads (comments are not kept); it parses
+// back to an equal profile. `headroom fit` writes fitted coefficients back with it.
+std::string gpu_profile_yaml(const GpuProfile& profile);
 
 // Names of the built-in profiles, sorted.
 std::vector<std::string> builtin_gpu_profile_names();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -119,32 +120,39 @@ struct Problem {
   bool operator==(const Problem&) const = default;
 };
 
-Problem build(const StepLatencyModel& model, std::span<const MeasuredStep> steps, const device::LatencyCoefficients& c) {
+// What the fit sees of the measured points: each one's terms under candidate coefficients, and
+// its measured time. Steps (fit_latency) and single kernels (fit_kernels) both reduce to this.
+struct Points {
+  std::span<const double> seconds;
+  std::function<StepTerms(std::size_t, const device::LatencyCoefficients&)> terms;
+  std::size_t size() const { return seconds.size(); }
+};
+
+Problem build(const Points& points, const device::LatencyCoefficients& c) {
   Problem p;
-  p.rows.reserve(steps.size());
-  for (const MeasuredStep& s : steps) p.rows.push_back(features(model.terms(s.batch, c)));
+  p.rows.reserve(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) p.rows.push_back(features(points.terms(i, c)));
   return p;
 }
 
 // Σ ((fitted - measured) / measured)^2 with the full (roofline) model.
-double relative_sse(const StepLatencyModel& model, std::span<const MeasuredStep> steps,
-                    const device::LatencyCoefficients& c) {
+double relative_sse(const Points& points, const device::LatencyCoefficients& c) {
   double sum = 0;
-  for (const MeasuredStep& s : steps) {
-    const double e = (step_seconds(model.terms(s.batch, c), c) - s.seconds) / s.seconds;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const double e = (step_seconds(points.terms(i, c), c) - points.seconds[i]) / points.seconds[i];
     sum += e * e;
   }
   return sum;
 }
 
 // Solves the linear problem for fixed sides; coefficients with an all-zero column keep `start`.
-Vector6 solve(const Problem& p, std::span<const MeasuredStep> steps, const Vector6& start,
+Vector6 solve(const Problem& p, const Points& points, const Vector6& start,
               std::array<bool, kCoefficients>& determined) {
-  const auto n = static_cast<Eigen::Index>(steps.size());
+  const auto n = static_cast<Eigen::Index>(points.size());
   Eigen::MatrixXd a(n, static_cast<Eigen::Index>(kCoefficients));
   Eigen::VectorXd b(n);
   for (Eigen::Index i = 0; i < n; ++i) {
-    const double weight = 1 / steps[static_cast<std::size_t>(i)].seconds;
+    const double weight = 1 / points.seconds[static_cast<std::size_t>(i)];
     for (std::size_t j = 0; j < kCoefficients; ++j)
       a(i, static_cast<Eigen::Index>(j)) = p.rows[static_cast<std::size_t>(i)][j] * weight;
     b[i] = 1;  // measured · weight
@@ -175,17 +183,8 @@ Vector6 solve(const Problem& p, std::span<const MeasuredStep> steps, const Vecto
   return x;
 }
 
-}  // namespace
-
-LatencyFit fit_latency(const StepLatencyModel& model, std::span<const MeasuredStep> steps,
-                       const device::LatencyCoefficients& start) {
-  if (steps.empty()) throw InputError("latency fit: no measured steps");
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    if (steps[i].batch.empty()) throw InputError(fmt::format("latency fit: measured step {}: the batch is empty", i));
-    const double s = steps[i].seconds;
-    if (!(s > 0) || !std::isfinite(s))
-      throw InputError(fmt::format("latency fit: measured step {}: expected a positive time in seconds, got {}", i, s));
-  }
+// The fit proper (fit.hpp); `what` names the points in errors ("steps", "kernels").
+LatencyFit fit_points(const Points& points, const device::LatencyCoefficients& start, std::string_view what) {
   if (!(start.gemm_peak_efficiency > 0 && start.memory_efficiency > 0 && start.attention_efficiency > 0))
     throw InputError("latency fit: the starting efficiencies must be positive");
 
@@ -197,7 +196,7 @@ LatencyFit fit_latency(const StepLatencyModel& model, std::span<const MeasuredSt
   std::vector<Problem> seen;  // side assignments already solved
   LatencyFit fit;
   for (int iteration = 1; iteration <= kMaxIterations; ++iteration) {
-    Problem problem = build(model, steps, current);
+    Problem problem = build(points, current);
     // The same sides as before: a fixed point, or a cycle between assignments (a kernel near its
     // ridge point flipping sides); the best solution so far stands.
     if (std::find(seen.begin(), seen.end(), problem) != seen.end()) break;
@@ -208,15 +207,15 @@ LatencyFit fit_latency(const StepLatencyModel& model, std::span<const MeasuredSt
         for (const Vector6& row : problem.rows) used = used || row[j] != 0;
         columns += used ? 1 : 0;
       }
-      if (steps.size() < columns)
-        throw InputError(fmt::format("latency fit: the measured steps depend on {} coefficients, which need at least "
-                                     "{} steps, got {}",
-                                     columns, columns, steps.size()));
+      if (points.size() < columns)
+        throw InputError(fmt::format("latency fit: the measured {} depend on {} coefficients, which need at least "
+                                     "{} {}, got {}",
+                                     what, columns, columns, what, points.size()));
     }
-    device::LatencyCoefficients candidate = from_linear(solve(problem, steps, start_x, determined));
+    device::LatencyCoefficients candidate = from_linear(solve(problem, points, start_x, determined));
     keep_undetermined(candidate, start, determined);
     fit.iterations = iteration;
-    const double error = relative_sse(model, steps, candidate);
+    const double error = relative_sse(points, candidate);
     if (error < best_error) {
       best_error = error;
       best = candidate;
@@ -230,13 +229,15 @@ LatencyFit fit_latency(const StepLatencyModel& model, std::span<const MeasuredSt
   for (std::size_t j = 0; j < kCoefficients; ++j)
     if (!best_determined[j]) fit.kept.push_back(kNames[j]);
 
-  // Errors, overall and grouped by each step's largest fitted term.
+  // Errors, overall and grouped by each point's largest fitted term.
   fit.by_term = {TermError{"gemm compute"}, TermError{"gemm memory"}, TermError{"attention"}, TermError{"overhead"}};
   const auto& c = best;
   double total = 0;
-  for (const MeasuredStep& s : steps) {
-    const StepTerms t = model.terms(s.batch, c);
-    const double error = std::abs(step_seconds(t, c) - s.seconds) / s.seconds;
+  fit.point_errors.reserve(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const StepTerms t = points.terms(i, c);
+    const double error = std::abs(step_seconds(t, c) - points.seconds[i]) / points.seconds[i];
+    fit.point_errors.push_back(error);
     total += error;
     const std::array<double, 4> parts = {
         (t.gemm_compute + t.gemm_ramp * c.gemm_half_efficiency_tokens) / c.gemm_peak_efficiency,
@@ -249,10 +250,65 @@ LatencyFit fit_latency(const StepLatencyModel& model, std::span<const MeasuredSt
     fit.by_term[largest].points += 1;
     fit.by_term[largest].mape += error;
   }
-  fit.mape = total / static_cast<double>(steps.size());
+  fit.mape = total / static_cast<double>(points.size());
   for (TermError& e : fit.by_term)
     if (e.points > 0) e.mape /= static_cast<double>(e.points);
   return fit;
+}
+
+void check_seconds(double s, std::string_view what, std::size_t i) {
+  if (!(s > 0) || !std::isfinite(s))
+    throw InputError(fmt::format("latency fit: {} {}: expected a positive time in seconds, got {}", what, i, s));
+}
+
+}  // namespace
+
+LatencyFit fit_latency(const StepLatencyModel& model, std::span<const MeasuredStep> steps,
+                       const device::LatencyCoefficients& start) {
+  if (steps.empty()) throw InputError("latency fit: no measured steps");
+  std::vector<double> seconds;
+  seconds.reserve(steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].batch.empty()) throw InputError(fmt::format("latency fit: measured step {}: the batch is empty", i));
+    check_seconds(steps[i].seconds, "measured step", i);
+    seconds.push_back(steps[i].seconds);
+  }
+  Points points{seconds, [&](std::size_t i, const device::LatencyCoefficients& c) { return model.terms(steps[i].batch, c); }};
+  return fit_points(points, start, "steps");
+}
+
+StepTerms kernel_terms(const device::GpuProfile& profile, const MeasuredKernel& k, const device::LatencyCoefficients& c) {
+  StepTerms t;
+  const double compute = k.flops / profile.dense_bf16_flops_per_s;  // the calibrator measures bf16
+  const double memory = k.bytes / profile.bandwidth_bytes_per_s;
+  switch (k.kind) {
+    case KernelKind::gemm: add_gemm_terms(t, compute, k.rows, memory, c); break;
+    case KernelKind::attention: add_attention_terms(t, compute, memory, c); break;
+    case KernelKind::stream: t.gemm_memory += memory; break;  // a pure read/write stream
+  }
+  return t;
+}
+
+LatencyFit fit_kernels(const device::GpuProfile& profile, std::span<const MeasuredKernel> kernels,
+                       const device::LatencyCoefficients& start) {
+  if (kernels.empty()) throw InputError("latency fit: no measured kernels");
+  if (!(profile.bandwidth_bytes_per_s > 0) || !(profile.dense_bf16_flops_per_s > 0))
+    throw InputError(fmt::format("GPU profile '{}': bandwidth and bf16 peak must be positive", profile.name));
+  std::vector<double> seconds;
+  seconds.reserve(kernels.size());
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const MeasuredKernel& k = kernels[i];
+    check_seconds(k.seconds, "measured kernel", i);
+    const bool gemm = k.kind == KernelKind::gemm;
+    if (!(k.bytes > 0) || (k.kind != KernelKind::stream && !(k.flops > 0)) || (gemm && !(k.rows >= 1)))
+      throw InputError(fmt::format("latency fit: measured kernel {}: expected positive bytes{}{}", i,
+                                   k.kind != KernelKind::stream ? " and FLOPs" : "", gemm ? " and rows >= 1" : ""));
+    seconds.push_back(k.seconds);
+  }
+  Points points{seconds, [&](std::size_t i, const device::LatencyCoefficients& c) {
+                  return kernel_terms(profile, kernels[i], c);
+                }};
+  return fit_points(points, start, "kernels");
 }
 
 }  // namespace headroom::latency

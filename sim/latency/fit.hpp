@@ -43,11 +43,38 @@ struct LatencyFit {
   std::array<TermError, 4> by_term;          // in the order above
   std::vector<std::string_view> kept;        // coefficients no step determines (profile key names)
   int iterations = 0;                        // side assignments tried
+  std::vector<double> point_errors;          // |fitted - measured| / measured of each point, in order
 };
 
 // Throws InputError for no steps, an empty batch, a time that is not positive and finite, and
 // fewer steps than coefficients they determine (the message names the step's index).
 LatencyFit fit_latency(const StepLatencyModel& model, std::span<const MeasuredStep> steps,
+                       const device::LatencyCoefficients& start);
+
+// One kernel the calibration program timed (kernels/, measurements.hpp): its FLOPs, the bytes it
+// moves to and from HBM, for a GEMM the rows M each weight element multiplies, and its time.
+// The same rooflines as a step's kernels, with the profile's peaks:
+//   gemm       max((FLOPs/peak)(1 + half/M) / peak_eff, bytes / (bandwidth · memory_eff))
+//   attention  max(FLOPs / (peak · attention_eff),       bytes / (bandwidth · memory_eff))
+//   stream     bytes / (bandwidth · memory_eff)                         (copy, triad)
+// Kernels determine the efficiencies and gemm_half_efficiency_tokens; no kernel measures an
+// engine step's overheads, so step_overhead_s and graph_overhead_s stay as they start (`kept`).
+enum class KernelKind { gemm, attention, stream };
+
+struct MeasuredKernel {
+  KernelKind kind = KernelKind::gemm;
+  double flops = 0;
+  double bytes = 0;
+  double rows = 0;  // gemm only
+  Seconds seconds = 0;
+};
+
+StepTerms kernel_terms(const device::GpuProfile& profile, const MeasuredKernel& kernel,
+                       const device::LatencyCoefficients& c);
+
+// Throws InputError for no kernels, a time that is not positive and finite, a kernel without
+// bytes (or FLOPs, or rows for a GEMM), and a profile without peaks.
+LatencyFit fit_kernels(const device::GpuProfile& profile, std::span<const MeasuredKernel> kernels,
                        const device::LatencyCoefficients& start);
 
 }  // namespace headroom::latency

@@ -29,6 +29,26 @@ StepTime step_time_by_term(const StepTerms& t, const device::LatencyCoefficients
   return s;
 }
 
+void add_gemm_terms(StepTerms& t, double compute, double rows_per_weight, double memory,
+                    const device::LatencyCoefficients& c) {
+  const double ramp = compute / rows_per_weight;
+  // eff(M) = peak_eff · M/(M + half), so FLOPs/(peak·eff) = compute/peak_eff + ramp·half/peak_eff.
+  const double compute_s = (compute + ramp * c.gemm_half_efficiency_tokens) / c.gemm_peak_efficiency;
+  if (compute_s >= memory / c.memory_efficiency) {
+    t.gemm_compute += compute;
+    t.gemm_ramp += ramp;
+  } else {
+    t.gemm_memory += memory;
+  }
+}
+
+void add_attention_terms(StepTerms& t, double compute, double memory, const device::LatencyCoefficients& c) {
+  if (compute / c.attention_efficiency >= memory / c.memory_efficiency)
+    t.attention_compute += compute;
+  else
+    t.attention_memory += memory;
+}
+
 namespace {
 
 void check_fraction(const device::GpuProfile& p, std::string_view key, double value) {
@@ -204,28 +224,14 @@ StepTerms StepLatencyModel::terms(const Batch& b, const device::LatencyCoefficie
     const double activation_bytes = routed * (in + out) * act * layers;  // read x, write y
     const double rows_per_weight = routed / touched;
 
-    const double compute = flops / g.peak_flops_per_s;
-    const double ramp = compute / rows_per_weight;
-    const double memory = (weight_bytes + activation_bytes) / bandwidth;
-    // eff(M) = peak_eff · M/(M + half), so FLOPs/(peak·eff) = compute/peak_eff + ramp·half/peak_eff.
-    const double compute_s = (compute + ramp * c.gemm_half_efficiency_tokens) / c.gemm_peak_efficiency;
-    if (compute_s >= memory / c.memory_efficiency) {
-      t.gemm_compute += compute;
-      t.gemm_ramp += ramp;
-    } else {
-      t.gemm_memory += memory;
-    }
+    add_gemm_terms(t, flops / g.peak_flops_per_s, rows_per_weight, (weight_bytes + activation_bytes) / bandwidth, c);
   }
 
   // Attention, prefill and decode each on its own roofline (FlashAttention-style kernels: scores
   // stay on chip, so HBM traffic is the KV cache read once plus the new tokens' KV written).
   auto attention = [&](double flops, double kv_tokens) {
-    const double compute = flops / profile_.dense_bf16_flops_per_s;  // attention runs in bf16
-    const double memory = kv_tokens * static_cast<double>(kv_bytes_per_token_) / bandwidth;
-    if (compute / c.attention_efficiency >= memory / c.memory_efficiency)
-      t.attention_compute += compute;
-    else
-      t.attention_memory += memory;
+    add_attention_terms(t, flops / profile_.dense_bf16_flops_per_s,  // attention runs in bf16
+                        kv_tokens * static_cast<double>(kv_bytes_per_token_) / bandwidth, c);
   };
   if (b.prefill_tokens > 0)
     attention(b.prefill_attention_pairs * prefill_flops_per_pair_,

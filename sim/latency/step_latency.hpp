@@ -68,6 +68,15 @@ struct StepTerms {
   double graph = 0;              // 1 for a non-empty step replayed from a CUDA graph
 };
 
+// One GEMM-like kernel on its roofline, added to `t`: `compute` its FLOPs / peak, `rows_per_weight`
+// the rows each weight element multiplies (GEMM M), `memory` its bytes / bandwidth. It lands on
+// the compute side (gemm_compute, gemm_ramp) or the memory side (gemm_memory), whichever is
+// slower under `c`. Used for a step's GEMMs and for a single measured GEMM (fit.hpp).
+void add_gemm_terms(StepTerms& t, double compute, double rows_per_weight, double memory,
+                    const device::LatencyCoefficients& c);
+// An attention kernel (FLOPs / bf16 peak, KV bytes / bandwidth), added on its slower side.
+void add_attention_terms(StepTerms& t, double compute, double memory, const device::LatencyCoefficients& c);
+
 // The step time by term (seconds), for reports.
 struct StepTime {
   Seconds gemm = 0;

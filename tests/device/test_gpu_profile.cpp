@@ -169,3 +169,45 @@ TEST_CASE("bad profile YAML is an error naming file, line, column and key") {
   CHECK(error_of("name: [unclosed\n") == "gpu.yaml:2:1: not valid YAML: end of sequence flow not found");
   CHECK(error_of("- a\n- b\n") == "gpu.yaml: expected a mapping of keys at the top level");
 }
+
+TEST_CASE("a profile written by gpu_profile_yaml parses back to an equal profile") {
+  for (const std::string& name : builtin_gpu_profile_names()) {
+    INFO(name);
+    const GpuProfile p = load_gpu_profile(name);
+    CHECK(parse_gpu_profile(gpu_profile_yaml(p), "written.yaml") == p);
+  }
+  // A measured profile: the measured memory facts and the calibration section survive, and text
+  // that YAML would read as something else (a colon, quotes, a number) stays text.
+  GpuProfile m = parse_gpu_profile(kValid, "gpu.yaml");
+  m.source_note = "note: with \"quotes\" and # a hash";
+  m.free_at_start_bytes = 84'492'025'856;
+  m.largest_allocation_bytes = 84'410'236'928;
+  m.dense_fp8_flops_per_s.reset();
+  m.latency.gemm_half_efficiency_tokens = 96.123456789012345;
+  m.calibration = Calibration{"headroom-calibrate -o a: b.yaml", "NVIDIA H100 80GB HBM3", "cuda", "12080", "13000",
+                              "2025-06-01T12:00:00Z", "a.measurements.csv"};
+  const std::string text = gpu_profile_yaml(m);
+  CHECK_THAT(text, Catch::Contains("dense_fp8_flops_per_s: null"));
+  CHECK_THAT(text, Catch::Contains("  driver_version: \"12080\""));
+  CHECK(parse_gpu_profile(text, "written.yaml") == m);
+}
+
+TEST_CASE("the calibration section and measured memory facts are checked like every key") {
+  const std::string measured = kValid + R"(calibration:
+  command: headroom-calibrate
+  device: GPU
+  runtime: cuda
+  driver_version: "12080"
+  runtime_version: "13000"
+  date: "2025-06-01T12:00:00Z"
+)";
+  CHECK(error_of(measured) == "no error");
+  CHECK(error_of(replace(measured, "runtime: cuda", "runtime: opencl")) ==
+        "gpu.yaml:19:12: key 'calibration.runtime': expected cuda or hip, got 'opencl'");
+  CHECK(error_of(replace(measured, "  date:", "  dat:")) ==
+        "gpu.yaml:22:3: unknown key 'calibration.dat'; did you mean 'date'?");
+  CHECK(error_of(replace(measured, "  device: GPU\n", "")) == "gpu.yaml:17:3: missing key 'calibration.device'");
+  CHECK(error_of(replace(kValid, "  granularity_bytes: 2MiB\n", "  granularity_bytes: 2MiB\n  largest_allocation_bytes: big\n")) ==
+        "gpu.yaml:9:29: key 'memory.largest_allocation_bytes': 'big' is not a byte size (no number); expected e.g. "
+        "4096, 512MiB, 24GiB, 80GB");
+}
