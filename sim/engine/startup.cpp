@@ -209,25 +209,24 @@ StressMeasurement stress(StartupResult& r, const Deployment& d, std::int64_t pre
 std::optional<Bytes> estimate_cudagraph_memory(StartupResult& r, const Deployment& d, const std::vector<int>& sizes) {
   if (sizes.empty()) return Bytes{0};
   alloc::CachingAllocator& a = *r.memory.allocator;
-  const alloc::PoolId scratch{0, 2};  // not the serving graphs' pool (0, 1)
+  // Each estimate graph goes into its own scratch pool (not the serving graphs' (0, 1)), so each
+  // measures a whole graph's memory; that is why the extrapolation over-estimates a shared pool.
   std::vector<int> order(sizes);
   std::sort(order.begin(), order.end(), std::greater<>());
   Bytes growth[2] = {0, 0};
   model::ProgramRun run;
   model::RunOptions options;
-  options.graph_pool = scratch;
   for (std::size_t i = 0; i < std::min<std::size_t>(2, order.size()); ++i) {
+    const alloc::PoolId scratch{0, 2 + i};
+    options.graph_pool = scratch;
     const Bytes before = a.private_pool_reserved_bytes();
     const std::int64_t size = order[i];
     model::AllocationProgram program = model::forward_program(d.model, model::ForwardShape{size, size, size, d.tp}, r.forward);
     model::run_program(a, program, *r.memory.slots, run, options);
-    if (!run.completed) {
-      a.release_pool(scratch);
-      return std::nullopt;
-    }
     growth[i] = a.private_pool_reserved_bytes() - before;
+    a.release_pool(scratch);
+    if (!run.completed) return std::nullopt;
   }
-  a.release_pool(scratch);
   const auto n = static_cast<Bytes>(order.size());
   return growth[0] + growth[1] * (n - 1);
 }
