@@ -8,5 +8,6 @@ void add_replay_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_sample_snapshot_command(CLI::App& app);
 void add_model_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 
 }  // namespace headroom::cli

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   headroom::cli::add_replay_command(app);
   headroom::cli::add_sample_snapshot_command(app);
   headroom::cli::add_model_command(app);
+  headroom::cli::add_report_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
