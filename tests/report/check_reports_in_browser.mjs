@@ -207,7 +207,7 @@ try {
     if (r === reports[0] && process.env.HEADROOM_UPDATE_SCREENSHOTS === '1') {
       const dest = path.join(sourceDir, 'docs', 'images', 'quickstart-report.png');
       mkdirSync(path.dirname(dest), { recursive: true });
-      await page.screenshot({ path: dest, fullPage: false });
+      await page.screenshot({ path: dest, fullPage: true });
       console.log(`  README screenshot ${dest}`);
     }
     await page.close();
