@@ -4,12 +4,18 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: all deps configure build run test bench clean
+.PHONY: all deps test-deps configure build run test bench clean
 
 all: build
 
+# Debian packages, then web/node_modules (ECharts, embedded into the binary; playwright-core) from
+# web/package-lock.json.
 deps:
 	@scripts/install-deps.sh
+
+# The tests also open the HTML reports in Debian's chromium.
+test-deps: deps
+	@scripts/install-deps.sh --test
 
 configure: deps
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
@@ -21,7 +27,7 @@ build: configure
 run: build
 	$(BUILD)/headroom run scenarios/quickstart.yaml
 
-test: build
+test: test-deps build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 bench: build

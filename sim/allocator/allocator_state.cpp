@@ -50,8 +50,8 @@ Fragmentation CachingAllocator::fragmentation() const {
   return fr;
 }
 
-Snapshot CachingAllocator::snapshot() const {
-  Snapshot snap;
+std::vector<SnapshotSegment> CachingAllocator::segments() const {
+  std::vector<SnapshotSegment> segments;
   std::map<const PrivatePool*, PoolId> pool_ids;
   for (const auto& [id, pp] : graph_pools_) pool_ids[pp.get()] = id;
   for (const Block* head : all_blocks()) {
@@ -81,8 +81,14 @@ Snapshot CachingAllocator::snapshot() const {
       }
       seg.blocks.push_back(sb);
     }
-    snap.segments.push_back(std::move(seg));
+    segments.push_back(std::move(seg));
   }
+  return segments;
+}
+
+Snapshot CachingAllocator::snapshot() const {
+  Snapshot snap;
+  snap.segments = segments();
   snap.device_traces.push_back(history());
   AllocatorSettingsRecord& s = snap.allocator_settings;
   s.present = true;

@@ -105,6 +105,8 @@ class CachingAllocator {
   std::vector<TraceEvent> history() const;
   // torch.cuda.memory._snapshot(): segments (address-sorted) + trace + settings.
   Snapshot snapshot() const;
+  // Its `segments` alone (no history copied): the memory map at one moment.
+  std::vector<SnapshotSegment> segments() const;
 
   // Throws std::logic_error naming the first broken invariant: blocks tile each segment exactly,
   // no overlap, free sets hold exactly the free blocks, every statistic equals its recomputation.

@@ -394,6 +394,8 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
     if (fr.reserved > peak_reserved_seen || points.size() == 1) {
       peak_reserved_seen = fr.reserved;
       report.fragmentation_at_peak_reserved = fr;
+      report.peak_reserved_event = i;
+      if (options.keep_segments_at_peak) report.segments_at_peak_reserved = model.segments();
     }
   }
   if (!what_if && head < queue.size()) {

@@ -29,6 +29,7 @@ struct ReplayOptions {
   std::optional<Bytes> capacity;            // device capacity for what-if runs (default: unlimited)
   bool check_invariants = false;            // run the invariant checker after every event (slow)
   std::size_t max_timeline_points = 2000;   // down-sampled (min/max kept) fragmentation timeline
+  bool keep_segments_at_peak = false;       // copy the segment map when reserved memory peaks
 };
 
 struct ReplayPoint {
@@ -66,6 +67,8 @@ struct ReplayReport {
   std::int64_t cuda_free_calls = 0;
   Fragmentation final_fragmentation;
   Fragmentation fragmentation_at_peak_reserved;
+  std::size_t peak_reserved_event = 0;      // trace index where reserved memory first reached its peak
+  std::vector<SnapshotSegment> segments_at_peak_reserved;  // with keep_segments_at_peak
   std::vector<ReplayPoint> timeline;
   Snapshot final_model_state;               // the model's state at the end and its recorded history
 };

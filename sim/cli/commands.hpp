@@ -12,5 +12,6 @@ void add_sample_snapshot_command(CLI::App& app);
 void add_model_command(CLI::App& app);
 void add_fit_command(CLI::App& app);
 void add_calibrate_program_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 
 }  // namespace headroom::cli

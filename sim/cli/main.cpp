@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   headroom::cli::add_model_command(app);
   headroom::cli::add_fit_command(app);
   headroom::cli::add_calibrate_program_command(app);
+  headroom::cli::add_report_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,5 +1,6 @@
 // headroom replay SNAPSHOT: replays a recorded PyTorch allocator history through the model and
-// reports how faithfully it is reproduced, then optional what-if configurations.
+// reports how faithfully it is reproduced, then optional what-if configurations; with -o DIR it saves
+// the results and report.html there.
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +13,9 @@
 #include "sim/cli/commands.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/report/chart_images.hpp"
+#include "sim/report/replay_outputs.hpp"
+#include "sim/report/report_folder.hpp"
 
 namespace headroom::cli {
 
@@ -28,57 +32,12 @@ struct ReplayArgs {
   bool check = false;
   std::string timeline_csv;
   std::string export_path;
+  std::string out_dir;
+  bool png = false;
+  bool svg = false;
 };
 
 double pct(std::size_t a, std::size_t b) { return b ? 100.0 * static_cast<double>(a) / static_cast<double>(b) : 100.0; }
-
-nlohmann::json fragmentation_json(const alloc::Fragmentation& f) {
-  return {{"reserved_bytes", f.reserved},
-          {"allocated_bytes", f.allocated},
-          {"reserved_unallocated_bytes", f.reserved_unallocated},
-          {"largest_free_block_bytes", f.largest_free_block},
-          {"free_blocks", f.free_blocks}};
-}
-
-nlohmann::json oom_json(const std::optional<alloc::OomInfo>& oom) {
-  if (!oom) return nullptr;
-  return {{"tried_bytes", oom->alloc_size}, {"requested_bytes", oom->requested}, {"free_bytes", oom->free},
-          {"allocated_bytes", oom->allocated}, {"reserved_bytes", oom->reserved},
-          {"reserved_unallocated_bytes", oom->reserved > oom->allocated ? oom->reserved - oom->allocated : 0},
-          {"message", oom->message()}};
-}
-
-nlohmann::json report_json(const alloc::ReplayReport& r) {
-  nlohmann::json j;
-  j["config"] = r.config;
-  j["device"] = r.device;
-  j["events"] = r.events;
-  j["allocations"] = r.allocations;
-  j["address_matches"] = r.address_matches;
-  j["frees"] = r.frees;
-  j["unknown_frees"] = r.unknown_frees;
-  j["segment_events"] = r.segment_events;
-  j["segment_matches"] = r.segment_matches;
-  j["model_only_segment_events"] = r.model_only_segment_events;
-  j["recorded_ooms"] = r.recorded_ooms;
-  j["model_ooms"] = r.model_ooms;
-  j["first_model_oom"] = oom_json(r.first_model_oom);
-  j["start_segments"] = r.start_segments;
-  j["start_live_blocks"] = r.start_live_blocks;
-  if (r.final_state_compared) {
-    j["final_state_matches"] = r.final_state_matches;
-    j["first_difference"] = r.first_difference.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.first_difference);
-  }
-  j["peak_allocated_bytes"] = r.peak_allocated;
-  j["peak_reserved_bytes"] = r.peak_reserved;
-  j["final_allocated_bytes"] = r.final_allocated;
-  j["final_reserved_bytes"] = r.final_reserved;
-  j["cuda_malloc_calls"] = r.cuda_malloc_calls;
-  j["cuda_free_calls"] = r.cuda_free_calls;
-  j["fragmentation"] = {{"final", fragmentation_json(r.final_fragmentation)},
-                        {"at_peak_reserved", fragmentation_json(r.fragmentation_at_peak_reserved)}};
-  return j;
-}
 
 void print_report(const std::string& path, const alloc::ReplayReport& r) {
   fmt::print("replay of {} (device {}, {} trace entries, config '{}')\n", path, r.device, r.events, r.config);
@@ -122,16 +81,6 @@ void print_what_if_table(const std::vector<alloc::ReplayReport>& rows, std::opti
   }
 }
 
-void write_timeline(const std::string& path, const alloc::ReplayReport& r) {
-  write_file_atomically(path, [&](std::ostream& out) {
-    out << "event_index,time_us,allocated_bytes,reserved_bytes,reserved_unallocated_bytes,largest_free_block_bytes,"
-           "free_blocks\n";
-    for (const auto& p : r.timeline)
-      out << fmt::format("{},{},{},{},{},{},{}\n", p.event_index, p.time_us, p.allocated, p.reserved,
-                         p.reserved - p.allocated, p.largest_free_block, p.free_blocks);
-  });
-}
-
 void run_replay(const ReplayArgs& a) {
   alloc::ReplayOptions base;
   base.device = a.device;
@@ -144,8 +93,14 @@ void run_replay(const ReplayArgs& a) {
   if (capacity && what_ifs.empty())
     throw InputError("--capacity applies to --what-if runs; give at least one --what-if configuration");
 
+  if ((a.png || a.svg) && a.out_dir.empty()) throw InputError("--png and --svg draw the report of -o DIR; give -o DIR");
+  if (a.png) report::require_chart_renderer("png");
+  if (a.svg) report::require_chart_renderer("svg");
+
   alloc::Snapshot snap = alloc::read_snapshot(a.snapshot);
-  alloc::ReplayReport faithful = alloc::replay_snapshot(snap, base);
+  alloc::ReplayOptions faithful_options = base;
+  faithful_options.keep_segments_at_peak = !a.out_dir.empty();  // the report's segment map at the peak
+  alloc::ReplayReport faithful = alloc::replay_snapshot(snap, faithful_options);
 
   std::vector<alloc::ReplayReport> rows;
   if (!what_ifs.empty()) {
@@ -159,29 +114,30 @@ void run_replay(const ReplayArgs& a) {
       rows.push_back(alloc::replay_snapshot(snap, o));
     }
   }
-  if (!a.timeline_csv.empty()) write_timeline(a.timeline_csv, faithful);
+  if (!a.timeline_csv.empty())
+    write_file_atomically(a.timeline_csv, [&](std::ostream& o) { report::write_replay_timeline_csv(o, faithful.timeline); });
   if (!a.export_path.empty()) {
     const std::string& p = a.export_path;
     if (p.size() >= 5 && p.substr(p.size() - 5) == ".json") alloc::write_snapshot_json(faithful.final_model_state, p);
     else alloc::write_snapshot_pickle(faithful.final_model_state, p);
   }
+  const nlohmann::json result = report::replay_result_json(a.snapshot, faithful, rows, capacity);
+  report::FolderReport html;
+  if (!a.out_dir.empty()) {
+    report::write_replay_outputs(a.out_dir, result, faithful, rows);
+    html = report::write_folder_report(a.out_dir, a.png, a.svg);
+  }
   if (a.json) {
-    nlohmann::json j = report_json(faithful);
-    j["snapshot"] = a.snapshot;
-    if (!rows.empty()) {
-      j["what_if"] = nlohmann::json::array();
-      for (const auto& r : rows) {
-        nlohmann::json w = report_json(r);
-        w["capacity_bytes"] = capacity ? nlohmann::json(*capacity) : nlohmann::json(nullptr);
-        w["would_oom"] = r.model_ooms > 0;
-        j["what_if"].push_back(w);
-      }
-    }
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", result.dump(2));
     return;
   }
   print_report(a.snapshot, faithful);
   if (!rows.empty()) print_what_if_table(rows, capacity);
+  if (!a.out_dir.empty()) {
+    fmt::print("\noutputs in {}: replay.json, timeline.csv, segments.json{}, report.html\n", a.out_dir,
+               rows.empty() ? "" : ", what_if_timeline.csv");
+    if (!html.images.empty()) fmt::print("charts: {} files in {}\n", html.images.size(), a.out_dir);
+  }
 }
 
 }  // namespace
@@ -203,6 +159,10 @@ void add_replay_command(CLI::App& app) {
   cmd->add_flag("--check", args->check, "Check the allocator invariants after every event (slow)");
   cmd->add_option("--timeline", args->timeline_csv, "Write the fragmentation timeline as CSV");
   cmd->add_option("--export", args->export_path, "Write the model's final state as a snapshot (.json or .pickle)");
+  cmd->add_option("-o,--output", args->out_dir,
+                  "Output folder: replay.json, timeline.csv, segments.json, what_if_timeline.csv and report.html");
+  cmd->add_flag("--png", args->png, "Also render the report's charts to PNG files in the output folder (headless Chromium)");
+  cmd->add_flag("--svg", args->svg, "Also render the report's charts to SVG files in the output folder (headless Chromium)");
   cmd->callback([args] { run_replay(*args); });
 }
 

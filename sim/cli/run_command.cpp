@@ -1,6 +1,6 @@
 // headroom run SCENARIO: start the engine through the allocator model, replay the workload, and say
 // whether (and when, and why) it runs out of memory. Writes summary.json, timeline.csv, requests.csv
-// and the resolved scenario (every default filled in) into the output folder.
+// the resolved scenario (every default filled in) and report.html into the output folder.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +16,8 @@
 #include "sim/core/error.hpp"
 #include "sim/engine/startup.hpp"
 #include "sim/policy/policy.hpp"
+#include "sim/report/chart_images.hpp"
+#include "sim/report/report_folder.hpp"
 #include "sim/report/run_report.hpp"
 #include "sim/scenario/resolved_scenario.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -31,6 +33,8 @@ struct RunArgs {
   bool json = false;
   bool check = false;
   bool no_progress = false;
+  bool png = false;
+  bool svg = false;
 };
 
 std::string engine_label(const engine::EngineConfig& c) {
@@ -90,6 +94,8 @@ void print_serving(const report::RunSummary& s) {
 void run(const RunArgs& a) {
   namespace fs = std::filesystem;
   scenario::Scenario sc = scenario::load_scenario(a.scenario);
+  if (a.png) report::require_chart_renderer("png");
+  if (a.svg) report::require_chart_renderer("svg");
   fs::path out = a.out_dir.empty() ? fs::path("out") / sc.name : fs::path(a.out_dir);
   std::error_code ec;
   fs::create_directories(out, ec);
@@ -112,6 +118,7 @@ void run(const RunArgs& a) {
   summary.model = sc.model.name;
   summary.gpu = sc.gpu.name;
   summary.gpu_source = sc.gpu.source;
+  summary.capacity = sc.visible.value_or(sc.gpu.capacity_bytes);
   summary.startup = &st;
 
   engine::ServingResult serving;
@@ -150,13 +157,17 @@ void run(const RunArgs& a) {
   requests_csv.commit();
   std::string resolved = scenario::resolved_scenario_yaml(sc, st.config);
   write_file_atomically(out / "scenario.resolved.yaml", [&](std::ostream& o) { o << resolved; });
+  // report.html from the files just written, as `headroom report DIR` would rebuild it.
+  const report::FolderReport html = report::write_folder_report(out, a.png, a.svg);
   if (a.json) {
     fmt::print("{}\n", j.dump(2));
     return;
   }
   if (st.ok) print_serving(summary);
   fmt::print("  verdict          {}\n", report::verdict(summary));
-  fmt::print("  outputs          {}/summary.json, timeline.csv, requests.csv, scenario.resolved.yaml\n", out.string());
+  fmt::print("  outputs          {}/summary.json, timeline.csv, requests.csv, scenario.resolved.yaml, report.html\n",
+             out.string());
+  if (!html.images.empty()) fmt::print("  charts           {} files in {}\n", html.images.size(), out.string());
 }
 
 }  // namespace
@@ -169,6 +180,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--json", args->json, "Print summary.json instead of the text verdict");
   cmd->add_flag("--check", args->check, "Check allocator and scheduler invariants after every step (slow)");
   cmd->add_flag("--no-progress", args->no_progress, "No progress line on the terminal");
+  cmd->add_flag("--png", args->png, "Also render the report's charts to PNG files in the output folder (headless Chromium)");
+  cmd->add_flag("--svg", args->svg, "Also render the report's charts to SVG files in the output folder (headless Chromium)");
   cmd->callback([args] { run(*args); });
 }
 

@@ -38,13 +38,32 @@ nlohmann::json oom_json(const engine::OomEvent& e) {
 
 }  // namespace
 
+MemoryBudget engine_memory_budget(const engine::StartupResult& st, Bytes capacity) {
+  double fraction = 0;
+  std::string knob;
+  if (const auto* v = std::get_if<engine::VllmConfig>(&st.config)) {
+    fraction = v->gpu_memory_utilization, knob = "gpu_memory_utilization";
+  } else if (const auto* g = std::get_if<engine::SglangConfig>(&st.config)) {
+    const auto* f = std::get_if<engine::SglangFigures>(&st.figures);
+    fraction = f && f->mem_fraction_static > 0 ? f->mem_fraction_static : g->mem_fraction_static.value_or(0);
+    knob = "mem_fraction_static";
+  } else if (const auto* l = std::get_if<engine::LightllmConfig>(&st.config)) {
+    fraction = l->mem_fraction, knob = "mem_fraction";
+  }
+  if (fraction <= 0) return {};
+  return {static_cast<Bytes>(fraction * static_cast<double>(capacity)), fmt::format("{} {:g} × capacity", knob, fraction)};
+}
+
 nlohmann::json summary_json(const RunSummary& s) {
   const engine::StartupResult& st = *s.startup;
   nlohmann::json j;
   j["scenario"] = s.scenario;
   j["engine"] = s.engine;
   j["model"] = s.model;
-  j["gpu"] = {{"profile", s.gpu}, {"source", s.gpu_source}};
+  j["gpu"] = {{"profile", s.gpu}, {"source", s.gpu_source}, {"capacity_bytes", s.capacity}};
+  const MemoryBudget budget = engine_memory_budget(st, s.capacity);
+  j["memory_budget"] = budget.rule.empty() ? nlohmann::json(nullptr)
+                                           : nlohmann::json({{"bytes", budget.bytes}, {"rule", budget.rule}});
   nlohmann::json startup = {{"ok", st.ok},
                             {"stage", std::string(engine::startup_stage_name(st.stage))},
                             {"failure", st.ok ? nlohmann::json(nullptr) : nlohmann::json(st.failure)},

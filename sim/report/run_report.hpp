@@ -28,6 +28,7 @@ struct RunSummary {
   std::string model;
   std::string gpu;
   std::string gpu_source;  // datasheet | measured
+  Bytes capacity = 0;      // device memory this process sees
   const engine::StartupResult* startup = nullptr;
   const engine::ServingResult* serving = nullptr;  // null when start-up failed
   Distribution ttft, tpot, e2e;
@@ -36,6 +37,15 @@ struct RunSummary {
 };
 
 nlohmann::json summary_json(const RunSummary& s);
+
+// The share of the device the engine was told it may use, as a budget line for the memory chart:
+// vLLM gpu_memory_utilization, SGLang mem_fraction_static (as start-up used it, after its heuristic),
+// LightLLM mem_fraction; each times the device's capacity. `rule` says which.
+struct MemoryBudget {
+  Bytes bytes = 0;
+  std::string rule;  // e.g. "gpu_memory_utilization 0.9 × capacity"
+};
+MemoryBudget engine_memory_budget(const engine::StartupResult& startup, Bytes capacity);
 
 // One sentence: "vLLM on h100-sxm-80gb serves all 19,366 requests without an OOM" / "... dies at
 // 1,203.4 s: CUDA out of memory ...".

@@ -107,7 +107,7 @@ TEST_CASE("run: the same scenario and seed give byte-identical outputs") {
   std::string scenario = q(source_dir() / "scenarios/quickstart.yaml");
   REQUIRE(run_headroom("run " + scenario + " -o " + q(a)).exit_code == 0);
   REQUIRE(run_headroom("run " + scenario + " -o " + q(b)).exit_code == 0);
-  for (const char* f : {"summary.json", "timeline.csv", "requests.csv"}) {
+  for (const char* f : {"summary.json", "timeline.csv", "requests.csv", "report.html"}) {
     INFO(f);
     CHECK(slurp(a / f) == slurp(b / f));
   }
@@ -161,6 +161,10 @@ TEST_CASE("run: a start-up failure is a result with the engine's message") {
   CHECK(j["startup"]["ok"] == false);
   CHECK(j["startup"]["kv_tokens"] == 0);
   CHECK(j["requests"]["completed"] == 0);
+  // The report still says what happened: the verdict and the resolved scenario, no charts to draw.
+  std::string html = slurp(dir / "out/report.html");
+  CHECK_THAT(html, Catch::Contains("fails at start-up (load weights)"));
+  CHECK_THAT(html, Catch::Contains("\"views\":[]"));
 }
 
 TEST_CASE("run: bad scenarios exit 2 with the place, and leave no output files") {

@@ -1,0 +1,24 @@
+#pragma once
+// Series shaped for the report's charts (web/report.js): bounded in size whatever the run's length,
+// so report.html stays small, and exact where it matters (peaks, the tail of a distribution).
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace headroom::report {
+
+// {"name": name, "values": [...]} with NaN as null, or {"name": name, "constant": v} when every value
+// is the same (fixed start-up categories: one number instead of thousands).
+nlohmann::json named_series(const std::string& name, const std::vector<double>& values);
+
+// The empirical CDF of `values` (NaNs dropped) as {"x": [...], "p": [...]}: every sorted value with
+// p = rank / n when there are at most max_points of them, else max_points values at evenly spaced
+// ranks, the smallest and the largest always included (so the tail's end is exact).
+nlohmann::json cdf_points(std::vector<double> values, std::size_t max_points);
+
+// Numbers as a JSON array, NaN as null.
+nlohmann::json number_array(const std::vector<double>& values);
+
+}  // namespace headroom::report

@@ -1,0 +1,32 @@
+#pragma once
+// report.html: one self-contained page (no network requests) that draws a report's views with
+// ECharts. The page is a fixed shell, the embedded scripts (sim/report/embedded_web.hpp) and the
+// report's data as JSON in <script type="application/json" id="headroom-data">; web/report.js
+// reads the data and builds every element, putting user strings (scenario names, paths, messages)
+// into the DOM only through textContent.
+//
+// The data (a "page"), as the run and replay builders make it:
+//   {"kind": "run" | "replay" | ...,
+//    "title": "...",                                   // the document's title
+//    "header": {"verdict": "...", "facts": [["label", "value"], ...],
+//               "details": [{"label": "...", "text": "..."}]},   // collapsible text blocks
+//    "views": [{"type": "...", "title": "...", ...}, ...]}       // drawn in order; types: web/report.js
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace headroom::report {
+
+// The JSON text of `data`, safe inside a <script> element: `<`, `>` and `&` become \u003c, \u003e,
+// \u0026 (so no `</script>` or `<!--` can end or change the element) and U+2028/U+2029 become
+// \u2028/\u2029. JSON syntax has these characters only inside strings, where the escapes mean the same.
+std::string json_for_script(const nlohmann::json& data);
+
+// The whole page for `page` (schema above).
+std::string html_report(const nlohmann::json& page);
+
+// Writes html_report(page) to `path` through write_file_atomically.
+void write_html_report(const std::filesystem::path& path, const nlohmann::json& page);
+
+}  // namespace headroom::report

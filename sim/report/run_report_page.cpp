@@ -1,0 +1,177 @@
+#include "sim/report/run_report_page.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+#include "sim/core/units.hpp"
+#include "sim/report/chart_series.hpp"
+#include "sim/report/csv_columns.hpp"
+
+namespace headroom::report {
+
+namespace {
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string() + ": cannot open (is this a `headroom run` output folder?)");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+nlohmann::json read_json(const std::filesystem::path& path) {
+  try {
+    return nlohmann::json::parse(read_text(path));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("{}: not valid JSON ({})", path.string(), e.what()));
+  }
+}
+
+// A field of summary.json, with an error naming it when absent or of the wrong type.
+template <class T>
+T field(const nlohmann::json& j, const nlohmann::json::json_pointer& at, const std::string& file) {
+  try {
+    return j.at(at).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(fmt::format("{}: field {}: missing or of the wrong type", file, at.to_string()));
+  }
+}
+
+nlohmann::json header(const nlohmann::json& s, const std::string& file, const std::string& resolved_yaml) {
+  using P = nlohmann::json::json_pointer;
+  nlohmann::json facts = nlohmann::json::array();
+  facts.push_back({"scenario", field<std::string>(s, P("/scenario"), file)});
+  facts.push_back({"engine", field<std::string>(s, P("/engine"), file)});
+  facts.push_back({"model", field<std::string>(s, P("/model"), file)});
+  const Bytes capacity = field<Bytes>(s, P("/gpu/capacity_bytes"), file);
+  facts.push_back({"GPU profile", fmt::format("{} ({}; {} visible)", field<std::string>(s, P("/gpu/profile"), file),
+                                              field<std::string>(s, P("/gpu/source"), file), format_bytes(capacity))});
+  if (s.contains("memory_budget") && !s["memory_budget"].is_null())
+    facts.push_back({"memory budget", fmt::format("{} ({})", format_bytes(field<Bytes>(s, P("/memory_budget/bytes"), file)),
+                                                  field<std::string>(s, P("/memory_budget/rule"), file))});
+  const nlohmann::json& r = s.at("requests");
+  facts.push_back({"requests", fmt::format("{} arrived, {} completed, {} dropped, {} rejected, {} unfinished",
+                                           r.value("arrived", 0), r.value("completed", 0), r.value("aborted", 0),
+                                           r.value("rejected", 0), r.value("unfinished", 0))});
+  if (s.contains("memory"))
+    facts.push_back({"peak memory", fmt::format("{} allocated, {} reserved",
+                                                format_bytes(field<Bytes>(s, P("/memory/peak_allocated_bytes"), file)),
+                                                format_bytes(field<Bytes>(s, P("/memory/peak_reserved_bytes"), file)))});
+  if (s.contains("simulated_s"))
+    facts.push_back({"simulated", fmt::format("{:.1f} s of the trace, {} steps", field<double>(s, P("/simulated_s"), file),
+                                              field<std::int64_t>(s, P("/steps/total"), file))});
+  nlohmann::json details = nlohmann::json::array();
+  details.push_back({{"label", "scenario as resolved (scenario.resolved.yaml)"}, {"text", resolved_yaml}});
+  if (!s.value("startup", nlohmann::json::object()).value("ok", true))
+    details.push_back({{"label", "start-up failure"}, {"text", field<std::string>(s, P("/startup/failure"), file)}});
+  return {{"verdict", field<std::string>(s, P("/verdict"), file)}, {"facts", facts}, {"details", details}};
+}
+
+nlohmann::json memory_view(const nlohmann::json& s, const CsvColumns& t, const std::string& file) {
+  using P = nlohmann::json::json_pointer;
+  const std::vector<double>& time = t.column("time_s");
+  nlohmann::json areas = nlohmann::json::array();
+  // Non-torch bytes (CUDA context, NCCL, ...) are fixed after start-up; they sit under the torch
+  // categories so that the stack meets the capacity line where the device is full.
+  const double non_torch = field<double>(s, P("/startup/bytes/non_torch"), file);
+  areas.push_back(named_series("CUDA context and non-torch", std::vector<double>(time.size(), non_torch)));
+  const std::pair<const char*, const char*> categories[] = {
+      {"weights", "weights_bytes"},          {"KV pool", "kv_pool_bytes"},
+      {"workspaces", "workspace_bytes"},     {"graph pool", "graph_pool_bytes"},
+      {"request pool", "request_pool_bytes"}, {"live activations (step peak)", "activation_bytes"},
+      {"cached but free", "cached_free_bytes"}};
+  for (const auto& [name, column] : categories) areas.push_back(named_series(name, t.column(column)));
+  nlohmann::json lines = nlohmann::json::array();
+  lines.push_back({{"name", "capacity"}, {"constant", field<double>(s, P("/gpu/capacity_bytes"), file)}});
+  if (s.contains("memory_budget") && !s["memory_budget"].is_null())
+    lines.push_back({{"name", "engine budget"},
+                     {"constant", field<double>(s, P("/memory_budget/bytes"), file)}});
+  nlohmann::json events = nlohmann::json::array();
+  for (const auto& o : s.value("ooms", nlohmann::json::array()))
+    events.push_back({{"x", o.value("time_s", 0.0)},
+                      {"label", "OOM allocating " + o.value("tensor", std::string())},
+                      {"message", o.value("message", std::string())}});
+  return {{"type", "stacked_area"}, {"id", "memory"}, {"title", "Memory over time, by category"},
+          {"group", "time"}, {"x_name", "time (s)"}, {"x", number_array(time)}, {"unit", "bytes"},
+          {"areas", areas}, {"lines", lines}, {"events", events}};
+}
+
+nlohmann::json fragmentation_view(const CsvColumns& t) {
+  return {{"type", "lines"}, {"id", "fragmentation"}, {"title", "Fragmentation over time"}, {"group", "time"},
+          {"x_name", "time (s)"}, {"x", number_array(t.column("time_s"))},
+          {"axes", {{{"name", "bytes"}, {"unit", "bytes"}}, {{"name", "free blocks"}, {"unit", "count"}}}},
+          {"series",
+           {named_series("reserved − allocated", t.column("cached_free_bytes")),
+            named_series("largest free block", t.column("largest_free_block_bytes")),
+            [&] { auto j = named_series("free blocks", t.column("free_blocks")); j["axis"] = 1; return j; }()}}};
+}
+
+nlohmann::json load_view(const CsvColumns& t) {
+  auto on_axis = [](nlohmann::json j, int axis) { j["axis"] = axis; return j; };
+  return {{"type", "lines"}, {"id", "load"}, {"title", "Load over time"}, {"group", "time"},
+          {"x_name", "time (s)"}, {"x", number_array(t.column("time_s"))},
+          {"axes", {{{"name", "requests now"}, {"unit", "count"}}, {{"name", "since the start"}, {"unit", "count"}}}},
+          {"series",
+           {named_series("running", t.column("running")), named_series("waiting", t.column("waiting")),
+            on_axis(named_series("arrived (total)", t.column("arrived")), 1),
+            on_axis(named_series("preemptions (total)", t.column("preemptions")), 1)}}};
+}
+
+nlohmann::json cdf_view(const std::string& id, const std::string& title, const std::vector<double>& values,
+                        double scale, const std::string& unit) {
+  std::vector<double> scaled = values;
+  for (double& v : scaled) v *= scale;
+  nlohmann::json series = cdf_points(std::move(scaled), kCdfPoints);
+  series["name"] = title;
+  return {{"type", "cdf"}, {"id", id}, {"title", title + " (CDF)"}, {"unit", unit}, {"width", "third"},
+          {"series", nlohmann::json::array({series})}};
+}
+
+}  // namespace
+
+nlohmann::json run_report_page(const std::filesystem::path& dir) {
+  const std::string summary_file = (dir / "summary.json").string();
+  const nlohmann::json s = read_json(dir / "summary.json");
+  const CsvColumns timeline = read_csv_columns(dir / "timeline.csv");
+  const CsvColumns requests = read_csv_columns(dir / "requests.csv");
+  const std::string resolved = read_text(dir / "scenario.resolved.yaml");
+
+  nlohmann::json page;
+  page["kind"] = "run";
+  page["title"] = "headroom run: " + field<std::string>(s, nlohmann::json::json_pointer("/scenario"), summary_file);
+  page["header"] = header(s, summary_file, resolved);
+  nlohmann::json views = nlohmann::json::array();
+  if (timeline.rows() > 0) {
+    views.push_back(memory_view(s, timeline, summary_file));
+    views.push_back(fragmentation_view(timeline));
+    views.push_back(load_view(timeline));
+  }
+  // The same requests as summary.json's metrics: finished ones, not dropped (aborted) ones; an empty
+  // cell (no token yet) is dropped by the CDF. No finished request (a failed start-up): no CDFs.
+  const std::vector<double>& aborted = requests.column("aborted");
+  auto finished = [&](const char* column) {
+    std::vector<double> v;
+    const std::vector<double>& all = requests.column(column);
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (aborted[i] == 0 && !std::isnan(all[i])) v.push_back(all[i]);
+    return v;
+  };
+  const std::tuple<const char*, const char*, const char*, double, const char*> cdfs[] = {
+      {"ttft", "TTFT", "ttft_s", 1.0, "s"}, {"tpot", "TPOT", "tpot_s", 1e3, "ms"},
+      {"e2e", "end-to-end latency", "e2e_s", 1.0, "s"}};
+  for (const auto& [id, title, column, scale, unit] : cdfs) {
+    std::vector<double> values = finished(column);
+    if (!values.empty()) views.push_back(cdf_view(id, title, values, scale, unit));
+  }
+  page["views"] = views;
+  return page;
+}
+
+}  // namespace headroom::report

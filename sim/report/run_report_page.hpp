@@ -1,0 +1,19 @@
+#pragma once
+// The report page (sim/report/html_report.hpp) of a `headroom run`, built from the files the run
+// saved in its output folder alone (summary.json, timeline.csv, requests.csv,
+// scenario.resolved.yaml), so `headroom report DIR` rebuilds the same report.html later.
+// Views: memory by category over time with capacity, the engine's budget and OOM events; fragmentation;
+// load; TTFT, TPOT and e2e CDFs. The time charts share one zoom.
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+namespace headroom::report {
+
+// Points per latency CDF: enough for a smooth curve, few enough to keep the page small.
+inline constexpr std::size_t kCdfPoints = 500;
+
+// Throws InputError naming the file when an output is missing or malformed.
+nlohmann::json run_report_page(const std::filesystem::path& dir);
+
+}  // namespace headroom::report

@@ -1,0 +1,127 @@
+// report.html from the command line: written by run and replay -o, rebuilt byte for byte by
+// `headroom report DIR` from the saved outputs, the engine's budget and the GPU capacity saved for
+// it, and the errors (a folder without outputs, a malformed output, --png without a browser).
+// Drawing in a browser: tests/report/check_reports_in_browser.mjs.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_data.hpp"
+
+using headroom::test::run_headroom;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+fs::path source_dir() { return fs::path(HEADROOM_SOURCE_DIR); }
+
+// The data the page draws, as report.js reads it.
+nlohmann::json page_data(const std::string& html) {
+  const std::string open = "<script type=\"application/json\" id=\"headroom-data\">";
+  const std::size_t begin = html.find(open);
+  REQUIRE(begin != std::string::npos);
+  const std::size_t from = begin + open.size();
+  return nlohmann::json::parse(html.substr(from, html.find("</script>", from) - from));
+}
+
+}  // namespace
+
+TEST_CASE("report: run writes report.html and headroom report rebuilds the same bytes") {
+  fs::path out = headroom::test::temp_dir("report-run");
+  REQUIRE(run_headroom("run " + q(source_dir() / "scenarios/quickstart.yaml") + " -o " + q(out)).exit_code == 0);
+  const std::string written = slurp(out / "report.html");
+  fs::remove(out / "report.html");
+  auto r = run_headroom("report " + q(out));
+  REQUIRE(r.exit_code == 0);
+  CHECK(slurp(out / "report.html") == written);
+
+  // The budget line is vLLM's gpu_memory_utilization share of the H100's 85,028,896,768 B (README).
+  auto summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  CHECK(summary["gpu"]["capacity_bytes"] == 85028896768LL);
+  CHECK(summary["memory_budget"]["bytes"] == static_cast<long long>(0.9 * 85028896768.0));
+  CHECK(summary["memory_budget"]["rule"] == "gpu_memory_utilization 0.9 × capacity");
+  nlohmann::json page = page_data(written);
+  CHECK(page["kind"] == "run");
+  CHECK(page["header"]["verdict"] == summary["verdict"]);
+  REQUIRE(page["views"].size() == 6);
+  const nlohmann::json& memory = page["views"][0];
+  CHECK(memory["id"] == "memory");
+  CHECK(memory["x"].size() == 4000);  // the timeline's bound (2,000 buckets, min and max)
+  CHECK(memory["lines"][0] == nlohmann::json({{"name", "capacity"}, {"constant", 85028896768.0}}));
+  CHECK(memory["areas"][1] == nlohmann::json({{"name", "weights"}, {"constant", summary["startup"]["bytes"]["weights"].get<double>()}}));
+  // Each latency CDF ends at the slowest request summary.json reports.
+  CHECK(page["views"][3]["series"][0]["x"].back().get<double>() == Approx(summary["metrics"]["ttft_s"]["max"].get<double>()).epsilon(1e-5));
+  CHECK(page["views"][3]["series"][0]["x"].size() == 500);
+}
+
+TEST_CASE("report: replay -o saves its results and the report, rebuilt byte for byte") {
+  fs::path dir = headroom::test::temp_dir("report-replay");
+  REQUIRE(run_headroom("sample-snapshot -o " + q(dir / "s.pickle")).exit_code == 0);
+  auto r = run_headroom("replay " + q(dir / "s.pickle") + " -o " + q(dir / "out") +
+                        " --what-if expandable_segments:True --capacity 4GiB");
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("replay.json, timeline.csv, segments.json, what_if_timeline.csv, report.html"));
+  auto replay = nlohmann::json::parse(slurp(dir / "out/replay.json"));
+  auto json = run_headroom("replay " + q(dir / "s.pickle") + " --json --what-if expandable_segments:True --capacity 4GiB");
+  REQUIRE(json.exit_code == 0);
+  CHECK(nlohmann::json::parse(json.output) == replay);  // replay.json is what --json prints
+  const std::string written = slurp(dir / "out/report.html");
+  REQUIRE(run_headroom("report " + q(dir / "out")).exit_code == 0);
+  CHECK(slurp(dir / "out/report.html") == written);
+
+  nlohmann::json page = page_data(written);
+  CHECK(page["kind"] == "replay");
+  std::vector<std::string> ids;
+  for (const auto& v : page["views"]) ids.push_back(v["id"]);
+  CHECK(ids == std::vector<std::string>{"memory", "fragmentation", "segments-peak", "segments-final", "what-if",
+                                        "what-if-table", "what-if-reserved"});
+  // The map at the peak holds the bytes reserved then: its segments add up to peak reserved.
+  auto maps = nlohmann::json::parse(slurp(dir / "out/segments.json"));
+  long long reserved = 0;
+  for (const auto& s : maps["at_peak_reserved"]["segments"]) reserved += s["total_size"].get<long long>();
+  CHECK(reserved == replay["peak_reserved_bytes"].get<long long>());
+  long long final_reserved = 0;
+  for (const auto& s : maps["final"]["segments"]) final_reserved += s["total_size"].get<long long>();
+  CHECK(final_reserved == replay["final_reserved_bytes"].get<long long>());
+}
+
+TEST_CASE("report: folders without outputs, malformed outputs and missing renderers are errors") {
+  fs::path dir = headroom::test::temp_dir("report-bad");
+  auto empty = run_headroom("report " + q(dir));
+  CHECK(empty.exit_code == 2);
+  CHECK_THAT(empty.output, Catch::Contains("holds neither summary.json (written by headroom run) nor replay.json"));
+
+  fs::path out = dir / "run";
+  REQUIRE(run_headroom("run " + q(source_dir() / "scenarios/quickstart.yaml") + " -o " + q(out)).exit_code == 0);
+  write(out / "timeline.csv", slurp(out / "timeline.csv") + "1.0,x\n");
+  fs::remove(out / "report.html");
+  auto bad = run_headroom("report " + q(out));
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.output, Catch::Contains("timeline.csv:4002: expected 17 cells, got 2"));
+  CHECK_FALSE(fs::exists(out / "report.html"));
+
+  auto no_dir = run_headroom("replay " + q(dir / "s.pickle") + " --png");
+  CHECK(no_dir.exit_code == 2);
+  CHECK_THAT(no_dir.output, Catch::Contains("--png and --svg draw the report of -o DIR; give -o DIR"));
+
+  ::setenv("HEADROOM_CHROMIUM", "/nonexistent/chromium", 1);
+  auto no_browser = run_headroom("run " + q(source_dir() / "scenarios/quickstart.yaml") + " -o " + q(dir / "png") + " --png");
+  ::unsetenv("HEADROOM_CHROMIUM");
+  CHECK(no_browser.exit_code == 2);
+  CHECK_THAT(no_browser.output, Catch::Contains("/nonexistent/chromium not found; install Debian's chromium"));
+  CHECK_FALSE(fs::exists(dir / "png/summary.json"));  // refused before simulating
+}
