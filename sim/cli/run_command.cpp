@@ -119,6 +119,7 @@ void run(const RunArgs& a) {
   summary.gpu = sc.gpu.name;
   summary.gpu_source = sc.gpu.source;
   summary.capacity = sc.visible.value_or(sc.gpu.capacity_bytes);
+  if (started.device_budget) summary.policy_budget = std::make_pair(*started.device_budget, started.device_budget_rule);
   summary.startup = &st;
 
   engine::ServingResult serving;

@@ -104,7 +104,8 @@ void tune(const TuneArgs& a) {
              r.simulations, r.threads, r.wall_s);
   fmt::print("  {:>12} {:>10} {:>6} {:>10}  {}\n", "value", "KV tokens", "OOM", "TTFT p99", "first failure");
   for (const auto& p : r.frontier)
-    fmt::print("  {:>12.6g} {:>10} {:>6} {:>9.3f}s  {}\n", p.value, p.kv_tokens, p.failed ? "yes" : "no", p.ttft_p99_s,
+    fmt::print("  {:>12.6g} {:>10} {:>6} {:>10}  {}\n", p.value, p.kv_tokens, p.failed ? "yes" : "no",
+               p.failed ? std::string("-") : fmt::format("{:.3f}s", p.ttft_p99_s),
                p.failed ? p.failed_variant + ": " + p.failure : "");
   if (r.best)
     fmt::print("  best         {} = {:.6g} ({} value that never ran out of memory{})\n", r.knob.name, *r.best,

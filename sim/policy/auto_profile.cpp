@@ -91,6 +91,8 @@ class AutoProfile final : public Policy {
     const std::int64_t budget = static_cast<std::int64_t>(total) - non_kv - static_cast<std::int64_t>(spec_.canary) -
                                 static_cast<std::int64_t>(peer);
     out.kv_budget = budget > 0 ? static_cast<Bytes>(budget) : 0;
+    out.device_budget = total > spec_.canary + peer ? total - spec_.canary - peer : 0;
+    out.device_budget_rule = "auto_profile: capacity − canary − other processes and context";
     std::int64_t target =
         budget > 0 ? static_cast<std::int64_t>(std::floor(static_cast<double>(budget) * spec_.mem_fraction /
                                                           static_cast<double>(cell)))

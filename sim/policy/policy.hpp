@@ -59,6 +59,10 @@ struct PolicyStart {
   int attempts = 1;                     // start-ups made (auto_profile retries)
   std::vector<std::int64_t> attempted_kv_tokens;  // auto_profile: the capacity of each attempt
   std::optional<Bytes> kv_budget;       // the bytes the policy sized the KV cache against
+  // The device bytes the policy plans the whole process into (a budget line for the memory
+  // chart), and its rule: "profiled: fraction 0.9 × capacity". Absent: the engine's own knob.
+  std::optional<Bytes> device_budget;
+  std::string device_budget_rule;
   bool release_canary_on_oom = false;   // serving frees the canary at the first OOM
   std::vector<std::string> notes;       // the policy's own figures, one line each
 };

@@ -29,6 +29,8 @@ class Profiled final : public DirectivePolicy {
       ProfiledBudget b;
       const double f = spec_.fraction.value_or(engine_fraction(r.config));
       b.requested = static_cast<Bytes>(std::floor(static_cast<double>(total) * f));
+      out.device_budget = b.requested;
+      out.device_budget_rule = fmt::format("{}: fraction {:g} × capacity", policy_kind_name(spec_.kind), f);
       b.weights = r.bytes.weights;
       engine::ProfileMeasurement p = engine::profile_forward(r, in.deployment, in.prefill_tokens, in.batch_seqs);
       if (!p.ok)

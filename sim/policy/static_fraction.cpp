@@ -21,7 +21,13 @@ class StaticFraction final : public DirectivePolicy {
       const double f = spec_.fraction.value_or(engine_fraction(in.startup.config));
       const std::int64_t tokens = static_fraction_tokens(in.startup.engine, in, f);
       out.kv_budget = static_cast<Bytes>(tokens) * in.kv_bytes_per_token;
-      out.notes.push_back(fmt::format("static fraction {} of the device: {} KV tokens", f, tokens));
+      // SGLang's fraction is of the memory free before the weights (§2.2); the others' of the device.
+      const bool of_free = in.startup.engine == model::Engine::sglang;
+      out.device_budget = static_cast<Bytes>(
+          f * static_cast<double>(of_free ? in.free_before_weights : in.deployment.total()));
+      out.device_budget_rule =
+          fmt::format("static_fraction: fraction {:g} × {}", f, of_free ? "free memory at start" : "capacity");
+      out.notes.push_back(fmt::format("static fraction {}: {} KV tokens", f, tokens));
       return tokens;
     };
     (void)config;

@@ -61,7 +61,8 @@ nlohmann::json summary_json(const RunSummary& s) {
   j["engine"] = s.engine;
   j["model"] = s.model;
   j["gpu"] = {{"profile", s.gpu}, {"source", s.gpu_source}, {"capacity_bytes", s.capacity}};
-  const MemoryBudget budget = engine_memory_budget(st, s.capacity);
+  const MemoryBudget budget = s.policy_budget ? MemoryBudget{s.policy_budget->first, s.policy_budget->second}
+                                             : engine_memory_budget(st, s.capacity);
   j["memory_budget"] = budget.rule.empty() ? nlohmann::json(nullptr)
                                            : nlohmann::json({{"bytes", budget.bytes}, {"rule", budget.rule}});
   nlohmann::json startup = {{"ok", st.ok},

@@ -29,6 +29,7 @@ struct RunSummary {
   std::string gpu;
   std::string gpu_source;  // datasheet | measured
   Bytes capacity = 0;      // device memory this process sees
+  std::optional<std::pair<Bytes, std::string>> policy_budget;  // a start-up policy's budget line and rule
   const engine::StartupResult* startup = nullptr;
   const engine::ServingResult* serving = nullptr;  // null when start-up failed
   Distribution ttft, tpot, e2e;

@@ -1,5 +1,6 @@
 #include "sim/scenario/policy_yaml.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -132,6 +133,25 @@ std::vector<policy::PolicySpec> load_policies(const std::filesystem::path& path)
   YamlSection top(root, file, "");
   top.check_keys({"compare"});
   return read_policies(top, "compare");
+}
+
+void emit_policy(YAML::Emitter& e, const policy::PolicySpec& spec) {
+  const std::vector<std::string> params = parameters_of(spec.kind);
+  auto has = [&](const char* p) { return std::find(params.begin(), params.end(), p) != params.end(); };
+  e << YAML::BeginMap << YAML::Key << std::string(policy::policy_kind_name(spec.kind)) << YAML::Value << YAML::BeginMap;
+  if (!spec.label.empty()) e << YAML::Key << "label" << YAML::Value << spec.label;
+  if (has("fraction") && spec.fraction) e << YAML::Key << "fraction" << YAML::Value << *spec.fraction;
+  if (has("margin")) e << YAML::Key << "margin" << YAML::Value << spec.margin;
+  if (has("cudagraph_estimate")) e << YAML::Key << "cudagraph_estimate" << YAML::Value << spec.cudagraph_estimate;
+  if (has("k")) e << YAML::Key << "k" << YAML::Value << spec.k;
+  if (has("floor")) e << YAML::Key << "floor" << YAML::Value << spec.floor;
+  if (has("mem_fraction")) e << YAML::Key << "mem_fraction" << YAML::Value << spec.mem_fraction;
+  if (has("canary")) e << YAML::Key << "canary" << YAML::Value << spec.canary;
+  if (has("shrink")) e << YAML::Key << "shrink" << YAML::Value << spec.shrink;
+  if (has("max_retries")) e << YAML::Key << "max_retries" << YAML::Value << spec.max_retries;
+  if (has("min_probe_tokens")) e << YAML::Key << "min_probe_tokens" << YAML::Value << spec.min_probe_tokens;
+  if (has("conf")) e << YAML::Key << "conf" << YAML::Value << spec.alloc_conf;
+  e << YAML::EndMap << YAML::EndMap;
 }
 
 std::vector<policy::PolicySpec> default_policies() {

@@ -18,6 +18,9 @@ std::vector<policy::PolicySpec> read_policies(const YamlSection& parent, std::st
 // A policies file: a YAML list of entries, or a mapping with a `compare:` list.
 std::vector<policy::PolicySpec> load_policies(const std::filesystem::path& path);
 
+// Writes one entry in the format read_policies reads, every parameter of its kind spelled out.
+void emit_policy(YAML::Emitter& out, const policy::PolicySpec& spec);
+
 // Every policy kind with its defaults, the engine first: `compare` without a list.
 std::vector<policy::PolicySpec> default_policies();
 

@@ -1,5 +1,7 @@
 #include "sim/scenario/resolved_scenario.hpp"
 
+#include "sim/scenario/policy_yaml.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -122,6 +124,13 @@ std::string resolved_scenario_yaml(const Scenario& s, const engine::EngineConfig
   e << YAML::Key << "allocator" << YAML::Value << alloc::to_string(s.allocator);
   e << YAML::Key << "workload" << YAML::Value << workload_node(s);
   e << YAML::Key << "on_oom" << YAML::Value << (s.on_oom == engine::OnOom::stop ? "stop" : "continue");
+  e << YAML::Key << "policy" << YAML::Value;
+  emit_policy(e, s.policy);
+  if (!s.compare.empty()) {
+    e << YAML::Key << "compare" << YAML::Value << YAML::BeginSeq;
+    for (const policy::PolicySpec& p : s.compare) emit_policy(e, p);
+    e << YAML::EndSeq;
+  }
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
 }

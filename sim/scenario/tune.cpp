@@ -221,7 +221,7 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
       const Outcome& o = outcomes[i * variants.size() + v];
       if (v == 0) {
         p.started = o.started();
-        p.kv_tokens = o.started() ? o.start.startup.kv_tokens : 0;
+        p.kv_tokens = o.start.startup.kv_tokens;  // decided even when a later start-up step failed
         p.ttft_p99_s = o.ttft.p99;
         p.tpot_p99_s = o.tpot.p99;
         p.preemptions = o.serving ? o.serving->preemptions : 0;
