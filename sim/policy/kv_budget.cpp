@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 namespace headroom::policy {
 
 std::int64_t static_fraction_tokens(model::Engine engine, const engine::KvSizingInputs& in, double fraction) {
@@ -27,6 +29,24 @@ std::int64_t static_fraction_tokens(model::Engine engine, const engine::KvSizing
 std::int64_t ProfiledBudget::kv_bytes() const {
   return static_cast<std::int64_t>(requested) -
          static_cast<std::int64_t>(weights + activation_peak + non_torch_increase + graph_estimate + margin + buffer);
+}
+
+std::variant<ProfiledMeasurement, std::string> measure_profiled(engine::KvSizingInputs& in, double fraction) {
+  engine::StartupResult& r = in.startup;
+  const device::Device& dev = *r.memory.device;
+  const Bytes total = dev.total();
+  engine::ProfileMeasurement p = engine::profile_forward(r, in.deployment, in.prefill_tokens, in.batch_seqs);
+  if (!p.ok)
+    return fmt::format("the profile forward ({} tokens over {} sequences) ran out of memory allocating {}: {}",
+                       in.prefill_tokens, in.batch_seqs, p.oom_tensor, p.oom->message(in.deployment.gpu.vendor == "amd"));
+  ProfiledMeasurement m;
+  m.budget.requested = static_cast<Bytes>(std::floor(static_cast<double>(total) * fraction));
+  m.budget.weights = r.bytes.weights;
+  m.budget.activation_peak = p.peak_allocated_increase;
+  const Bytes non_torch = total - dev.free_bytes() - r.memory.allocator->reserved_bytes();
+  m.budget.non_torch_increase = non_torch > in.non_torch_at_start ? non_torch - in.non_torch_at_start : 0;
+  m.fragmentation = p.fragmentation;
+  return m;
 }
 
 std::int64_t tokens_of(std::int64_t kv_bytes, const engine::KvSizingInputs& in) {

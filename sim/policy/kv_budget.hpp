@@ -2,6 +2,8 @@
 // The KV-capacity arithmetic the policies share, as pure functions of what the engine measured
 // (engine::KvSizingInputs) so that tests pin the numbers.
 #include <cstdint>
+#include <string>
+#include <variant>
 
 #include "sim/core/units.hpp"
 #include "sim/engine/startup.hpp"
@@ -26,6 +28,15 @@ struct ProfiledBudget {
   Bytes buffer = 0;               // fragmentation_buffer's max(floor, k × fragmentation)
   std::int64_t kv_bytes() const;
 };
+
+// Runs the profile forward at the engine's largest prefill over its largest batch and fills
+// requested (total × fraction), weights, activation peak and non-torch growth, plus the
+// fragmentation the run left (peak reserved − peak allocated). The error message on OOM.
+struct ProfiledMeasurement {
+  ProfiledBudget budget;
+  Bytes fragmentation = 0;
+};
+std::variant<ProfiledMeasurement, std::string> measure_profiled(engine::KvSizingInputs& in, double fraction);
 
 // Tokens of `kv_bytes` in whole blocks; 0 when the budget is not positive.
 std::int64_t tokens_of(std::int64_t kv_bytes, const engine::KvSizingInputs& in);

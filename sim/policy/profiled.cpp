@@ -23,22 +23,13 @@ class Profiled final : public DirectivePolicy {
               PolicyStart& out) const override {
     directives.kv_sizer = [this, &out](engine::KvSizingInputs& in) -> engine::KvSizing {
       engine::StartupResult& r = in.startup;
-      device::Device& dev = *r.memory.device;
-      const Bytes total = dev.total();
-      auto non_torch = [&] { return total - dev.free_bytes() - r.memory.allocator->reserved_bytes(); };
-      ProfiledBudget b;
       const double f = spec_.fraction.value_or(engine_fraction(r.config));
-      b.requested = static_cast<Bytes>(std::floor(static_cast<double>(total) * f));
+      auto measured = measure_profiled(in, f);
+      if (const auto* why = std::get_if<std::string>(&measured)) return describe(spec_) + ": " + *why;
+      const ProfiledMeasurement& m = std::get<ProfiledMeasurement>(measured);
+      ProfiledBudget b = m.budget;
       out.device_budget = b.requested;
       out.device_budget_rule = fmt::format("{}: fraction {:g} × capacity", policy_kind_name(spec_.kind), f);
-      b.weights = r.bytes.weights;
-      engine::ProfileMeasurement p = engine::profile_forward(r, in.deployment, in.prefill_tokens, in.batch_seqs);
-      if (!p.ok)
-        return fmt::format("{}: the profile forward ({} tokens over {} sequences) ran out of memory allocating {}: {}",
-                           describe(spec_), in.prefill_tokens, in.batch_seqs, p.oom_tensor,
-                           p.oom->message(in.deployment.gpu.vendor == "amd"));
-      b.activation_peak = p.peak_allocated_increase;
-      b.non_torch_increase = non_torch() > in.non_torch_at_start ? non_torch() - in.non_torch_at_start : 0;
       b.margin = spec_.margin;
       if (spec_.cudagraph_estimate) {
         std::optional<Bytes> g = engine::estimate_cudagraph_memory(r, in.deployment, in.graph_sizes);
@@ -46,7 +37,7 @@ class Profiled final : public DirectivePolicy {
         b.graph_estimate = *g;
       }
       if (spec_.kind == PolicyKind::fragmentation_buffer)
-        b.buffer = fragmentation_buffer_bytes(p.fragmentation, spec_.k, spec_.floor);
+        b.buffer = fragmentation_buffer_bytes(m.fragmentation, spec_.k, spec_.floor);
       out.kv_budget = b.kv_bytes() > 0 ? static_cast<Bytes>(b.kv_bytes()) : 0;
       out.notes.push_back(fmt::format(
           "requested {} − weights {} − activation peak {} − non-torch {}{}{}{} = KV {}", format_bytes(b.requested),
@@ -55,7 +46,7 @@ class Profiled final : public DirectivePolicy {
           b.margin ? " − margin " + format_bytes(b.margin) : "",
           spec_.kind == PolicyKind::fragmentation_buffer
               ? fmt::format(" − buffer {} (fragmentation while profiling {})", format_bytes(b.buffer),
-                            format_bytes(p.fragmentation))
+                            format_bytes(m.fragmentation))
               : "",
           b.kv_bytes() > 0 ? format_bytes(static_cast<Bytes>(b.kv_bytes())) : fmt::format("{} B", b.kv_bytes())));
       if (b.kv_bytes() <= 0)

@@ -20,16 +20,9 @@ std::variant<std::int64_t, std::string> engine_kv_budget(engine::KvSizingInputs&
   const Bytes total = in.deployment.total();
   switch (r.engine) {
     case model::Engine::vllm: {
-      device::Device& dev = *r.memory.device;
-      engine::ProfileMeasurement p = engine::profile_forward(r, in.deployment, in.prefill_tokens, in.batch_seqs);
-      if (!p.ok) return fmt::format("the profile forward ran out of memory allocating {}", p.oom_tensor);
-      const Bytes non_torch_after = total - dev.free_bytes() - r.memory.allocator->reserved_bytes();
-      ProfiledBudget b;
-      b.requested = static_cast<Bytes>(std::floor(static_cast<double>(total) * fraction));
-      b.weights = r.bytes.weights;
-      b.activation_peak = p.peak_allocated_increase;
-      b.non_torch_increase = non_torch_after > in.non_torch_at_start ? non_torch_after - in.non_torch_at_start : 0;
-      return b.kv_bytes();
+      auto measured = measure_profiled(in, fraction);
+      if (const auto* why = std::get_if<std::string>(&measured)) return *why;
+      return std::get<ProfiledMeasurement>(measured).budget.kv_bytes();
     }
     case model::Engine::sglang:
       return static_cast<std::int64_t>(std::floor(static_cast<double>(in.free_after_weights) -

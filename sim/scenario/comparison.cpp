@@ -15,6 +15,21 @@ std::vector<Outcome> compare_policies(const Scenario& sc, const std::vector<poli
   return out;
 }
 
+namespace {
+
+// PyTorch's figures of an OOM, as the comparison row shows them.
+report::FirstOom first_oom_of(const alloc::OomInfo& oom, bool amd) {
+  report::FirstOom f;
+  f.tried = oom.alloc_size;
+  f.free = oom.free;
+  f.allocated = oom.allocated;
+  f.reserved_unallocated = oom.reserved - oom.allocated;
+  f.message = oom.message(amd);
+  return f;
+}
+
+}  // namespace
+
 report::ComparisonRow comparison_row(const Outcome& o, bool amd) {
   report::ComparisonRow r;
   const engine::StartupResult& st = o.start.startup;
@@ -31,14 +46,9 @@ report::ComparisonRow comparison_row(const Outcome& o, bool amd) {
     r.failure = st.failure;
     r.failed_stage = std::string(engine::startup_stage_name(st.stage));
     if (st.oom) {
-      report::FirstOom f;
+      report::FirstOom f = first_oom_of(*st.oom, amd);
       f.at_startup = true;
       f.stage = r.failed_stage;
-      f.tried = st.oom->alloc_size;
-      f.free = st.oom->free;
-      f.allocated = st.oom->allocated;
-      f.reserved_unallocated = st.oom->reserved - st.oom->allocated;
-      f.message = st.oom->message(amd);
       r.first_oom = f;
       r.ooms = 1;
     }
@@ -62,15 +72,10 @@ report::ComparisonRow comparison_row(const Outcome& o, bool amd) {
   }
   if (!s.ooms.empty()) {
     const engine::OomEvent& e = s.ooms.front();
-    report::FirstOom f;
+    report::FirstOom f = first_oom_of(e.info, amd);
     f.stage = "serving";
     f.time_s = e.time_s;
     f.tensor = e.tensor;
-    f.tried = e.info.alloc_size;
-    f.free = e.info.free;
-    f.allocated = e.info.allocated;
-    f.reserved_unallocated = e.info.reserved - e.info.allocated;
-    f.message = e.info.message(amd);
     r.first_oom = f;
     r.verdict = fmt::format("OOM while serving at {:.1f} s ({})", e.time_s, e.tensor);
   } else {
