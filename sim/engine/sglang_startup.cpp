@@ -20,15 +20,14 @@ std::int64_t sglang_profile_max_num_token(Bytes total_gpu_memory, Bytes availabl
   return tokens / page_size * page_size;
 }
 
+// §2.3: clamp(int(max_total_num_tokens / context_len × 512), 2048, 4096).
 std::int64_t ClampedWorkspace::requests(std::int64_t kv_tokens) const {
   auto estimate = static_cast<std::int64_t>(static_cast<double>(kv_tokens) / static_cast<double>(context_len) * 512.0);
   return std::clamp(estimate, min_requests, max_requests);
 }
 
 std::int64_t sglang_max_num_reqs(std::int64_t max_total_num_tokens, std::int64_t context_len) {
-  auto estimate = static_cast<std::int64_t>(static_cast<double>(max_total_num_tokens) /
-                                            static_cast<double>(context_len) * 512.0);
-  return std::clamp<std::int64_t>(estimate, 2048, 4096);
+  return ClampedWorkspace{0, context_len}.requests(max_total_num_tokens);
 }
 
 Bytes sglang_req_to_token_pool_bytes(std::int64_t max_num_reqs, std::int64_t context_len) {
