@@ -234,6 +234,7 @@ std::optional<Bytes> estimate_cudagraph_memory(StartupResult& r, const Deploymen
 std::optional<std::int64_t> decide_kv_tokens(const StartupDirectives& directives, KvSizingInputs& inputs,
                                              std::int64_t engine_tokens) {
   if (!directives.kv_sizer) return engine_tokens;
+  if (inputs.startup.engine != model::Engine::vllm) inputs.engine_tokens = engine_tokens;
   KvSizing decision = directives.kv_sizer(inputs);
   if (const auto* why = std::get_if<std::string>(&decision)) {
     fail(inputs.startup, StartupStage::kv_cache_sizing, *why);

@@ -38,6 +38,9 @@ struct KvSizingInputs {
   Bytes free_before_weights = 0;   // cudaMemGetInfo free before the weights (after empty_cache)
   Bytes free_after_weights = 0;
   Bytes non_torch_at_start = 0;    // device used − torch reserved before the weights (context, others)
+  // The capacity the engine's own arithmetic gives (SGLang, LightLLM); absent for vLLM, whose
+  // arithmetic needs the profile run the sizer replaces (policy/kv_budget.hpp measure_profiled).
+  std::optional<std::int64_t> engine_tokens;
   Bytes kv_bytes_per_token = 0;    // all layers on this rank, in the engine's pool layout
   int kv_block_tokens = 1;         // capacities are whole blocks (vLLM block_size, SGLang page_size)
   std::int64_t prefill_tokens = 0; // the largest prefill one step runs (vLLM max_num_batched_tokens,

@@ -1,17 +1,21 @@
 // Runtime guards and what-ifs that leave the KV arithmetic alone: a canary released at the first
 // OOM, one shared MLA decode buffer instead of one per layer, another allocator configuration.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "sim/allocator/alloc_config.hpp"
 #include "sim/core/error.hpp"
+#include "sim/policy/kv_budget.hpp"
 #include "sim/policy/policies.hpp"
 
 namespace headroom::policy {
 
 namespace {
 
-// release_on_oom: hold `canary` bytes after start-up; the first OOM frees them to the cache and the
-// step runs again, so one burst survives (and the server then runs without a guard).
+// release_on_oom: the engine's own capacity less `canary` bytes, held after start-up; the first OOM
+// frees them to the cache and the step runs again, so one spike up to the canary's size survives
+// (and the server then runs without a guard).
 class ReleaseOnOom final : public DirectivePolicy {
  public:
   using DirectivePolicy::DirectivePolicy;
@@ -21,6 +25,21 @@ class ReleaseOnOom final : public DirectivePolicy {
               PolicyStart& out) const override {
     directives.canary = spec_.canary;
     out.release_canary_on_oom = true;
+    directives.kv_sizer = [this, &out](engine::KvSizingInputs& in) -> engine::KvSizing {
+      std::int64_t engine_bytes = 0;
+      if (in.engine_tokens) {
+        engine_bytes = *in.engine_tokens * static_cast<std::int64_t>(in.kv_bytes_per_token);
+      } else {  // vLLM: its own profiled accounting
+        auto measured = measure_profiled(in, engine_fraction(in.startup.config));
+        if (const auto* why = std::get_if<std::string>(&measured)) return describe(spec_) + ": " + *why;
+        engine_bytes = std::get<ProfiledMeasurement>(measured).budget.kv_bytes();
+      }
+      const std::int64_t tokens = tokens_of(engine_bytes - static_cast<std::int64_t>(spec_.canary), in);
+      out.kv_budget = static_cast<Bytes>(std::max<std::int64_t>(engine_bytes, 0));
+      out.notes.push_back(fmt::format("the engine's KV capacity less the {} canary: {} KV tokens",
+                                      format_bytes(spec_.canary), tokens));
+      return tokens;
+    };
   }
 };
 

@@ -163,3 +163,29 @@ TEST_CASE("compare and tune: bad policies, knobs and ranges are errors with exit
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("--stress: 'rate:fast' is not a variant") != std::string::npos);
 }
+
+TEST_CASE("release_on_oom: a canary taken from the KV cache absorbs one sampler spike") {
+  // LightLLM's start-up check samples one request (§3); at mem_fraction 0.97 a 600-sequence decode
+  // step's sampler needs ~310 MiB more than is free. A 512 MiB canary (4,096 tokens of KV) is
+  // released at that OOM, the step runs again in the cached bytes, and the trace completes.
+  fs::path dir = headroom::test::temp_dir("release-on-oom");
+  write(dir / "s.yaml",
+        "name: spike\ngpu: {profile: h100-sxm-80gb}\nmodel: {name: Llama-3.1-8B}\n"
+        "engine: {kind: lightllm, mem_fraction: 0.97}\n"
+        "workload:\n  synthetic:\n    requests: 1500\n    arrivals: {process: poisson, rate: 400}\n"
+        "    input: {dist: fixed, value: 200}\n    output: {dist: fixed, value: 600}\n"
+        "compare: [engine, {release_on_oom: {canary: 512MiB}}]\n");
+  auto r = run_headroom("compare " + q(dir / "s.yaml") + " -o " + q(dir / "out"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json j = read_json(dir / "out" / "comparison.json");
+  const auto& engine = j["policies"][0];
+  const auto& guard = j["policies"][1];
+  CHECK_FALSE(engine["first_oom"].is_null());
+  CHECK(guard["first_oom"].is_null());
+  REQUIRE(guard["canary_released_s"].is_number());
+  // The same spike, a step or two later or earlier (LightLLM admits against the smaller pool).
+  CHECK(guard["canary_released_s"].get<double>() == Approx(engine["first_oom"]["time_s"].get<double>()).margin(0.05));
+  CHECK(engine["kv_tokens"].get<std::int64_t>() - guard["kv_tokens"].get<std::int64_t>() == 4096);
+  CHECK(guard["requests"]["completed"] == 1500);
+}
