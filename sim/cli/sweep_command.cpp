@@ -137,8 +137,8 @@ void sweep(const SweepArgs& a, const Ranks& ranks) {
              fmt::join(grid.axes, " × "), resumed, pending.size(), ranks.size(), ranks.size() == 1 ? "" : "s", threads,
              threads == 1 ? "" : "s");
   if (remaining_after > 0) {
-    fmt::print("  stopped after {} points (--max-points): {} remain; run the same command again to resume\n",
-               pending.size(), remaining_after);
+    fmt::print("  stopped after {} point{} (--max-points): {} remain; run the same command again to resume\n",
+               pending.size(), pending.size() == 1 ? "" : "s", remaining_after);
     return;
   }
   scenario::write_sweep_results(grid, out);
