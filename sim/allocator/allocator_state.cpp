@@ -235,6 +235,7 @@ std::vector<Block*> CachingAllocator::seed_segment(Address address, StreamId str
       }
     }
   }
+  after_operation();
   return made;
 }
 

@@ -36,6 +36,7 @@ void CachingAllocator::set_config(AllocatorConfig config) {
   config_ = std::move(config);
   divisions_configured_ = config_.rounds_to_divisions();
   if (config_.per_process_memory_fraction) device_.set_per_process_memory_fraction(*config_.per_process_memory_fraction);
+  after_operation();
 }
 
 bool CachingAllocator::expandable_for(const BlockPool&) const {
@@ -73,10 +74,13 @@ Block* CachingAllocator::malloc(Bytes requested, StreamId stream) {
             (captures_underway_.empty() && release_cached_blocks() && alloc_block(p, true));
     if (!found) {
       report_oom(p);
+      after_operation();
       return nullptr;
     }
   }
-  return alloc_found_block(p, should_split(*p.block, p.size));
+  Block* block = alloc_found_block(p, should_split(*p.block, p.size));
+  after_operation();
+  return block;
 }
 
 BlockPool& CachingAllocator::get_pool(Bytes size, StreamId stream) {
@@ -401,6 +405,7 @@ void CachingAllocator::free(Block* block) {
   } else {
     free_block(block);
   }
+  after_operation();
 }
 
 void CachingAllocator::free_requested(Block* block) {
@@ -408,6 +413,7 @@ void CachingAllocator::free_requested(Block* block) {
   release_allocation(block);
   block->event_count += 1;
   pending_events_.push_back(block);  // a synchronize (empty_cache, OOM retry) completes it too
+  after_operation();
 }
 
 void CachingAllocator::free_completed(Block* block) {
@@ -415,12 +421,14 @@ void CachingAllocator::free_completed(Block* block) {
   if (it == pending_events_.end()) return;  // already completed by a synchronize
   pending_events_.erase(it);
   if (--block->event_count == 0 && block->stream_uses.empty()) free_block(block);
+  after_operation();
 }
 
 void CachingAllocator::record_stream(Block* block, StreamId stream) {
   if (stream == block->stream) return;  // uses on the allocating stream need no event
   if (std::find(block->stream_uses.begin(), block->stream_uses.end(), stream) == block->stream_uses.end())
     block->stream_uses.push_back(stream);
+  after_operation();
 }
 
 void CachingAllocator::insert_events(Block* block) {
@@ -453,6 +461,7 @@ void CachingAllocator::synchronize() {
   for (Block* b : events) {
     if (--b->event_count == 0) free_block(b);
   }
+  after_operation();
 }
 
 void CachingAllocator::free_block(Block* block) {
@@ -534,6 +543,7 @@ Bytes CachingAllocator::try_merge_blocks(Block* dst, Block* src, BlockPool& pool
 void CachingAllocator::empty_cache() {
   if (!captures_underway_.empty()) return;  // no releases while a capture is underway
   release_cached_blocks();
+  after_operation();
 }
 
 void CachingAllocator::begin_allocate_to_pool(PoolId pool, StreamId stream) {
@@ -546,18 +556,21 @@ void CachingAllocator::begin_allocate_to_pool(PoolId pool, StreamId stream) {
     graph_pools_freeable_.erase(pool);
   }
   captures_underway_.emplace_back(pool, stream);
+  after_operation();
 }
 
 void CachingAllocator::end_allocate_to_pool(PoolId pool) {
   auto it = std::find_if(captures_underway_.begin(), captures_underway_.end(),
                          [&](const auto& c) { return c.first == pool; });
   if (it != captures_underway_.end()) captures_underway_.erase(it);
+  after_operation();
 }
 
 void CachingAllocator::release_pool(PoolId pool) {
   auto it = graph_pools_.find(pool);
   if (it == graph_pools_.end()) return;
   if (--it->second->use_count == 0) graph_pools_freeable_.insert(pool);
+  after_operation();
 }
 
 Bytes CachingAllocator::private_pool_reserved_bytes() const {

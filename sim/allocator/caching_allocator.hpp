@@ -111,6 +111,11 @@ class CachingAllocator {
   // Throws std::logic_error naming the first broken invariant: blocks tile each segment exactly,
   // no overlap, free sets hold exactly the free blocks, every statistic equals its recomputation.
   void check_invariants() const;
+  // Debugging mode (`headroom run --check`): check_invariants() at the end of every operation of the
+  // caller's API (malloc, free, free_requested/free_completed, record_stream, synchronize,
+  // empty_cache, set_config, the graph-pool calls, seed_segment). Slow: each check walks every block.
+  void set_check_each_operation(bool on) { check_each_operation_ = on; }
+  bool check_each_operation() const { return check_each_operation_; }
 
   // Replay start state: adopts a segment that was cudaMalloc'd before the history began.
   // Returns the created blocks in address order. Stats count it as current state.
@@ -162,6 +167,10 @@ class CachingAllocator {
   void trace(TraceAction action, Address addr, Bytes size, StreamId stream,
              std::optional<Bytes> device_free = std::nullopt);
   std::vector<const Block*> all_blocks() const;
+  void after_operation() const {
+    if (check_each_operation_) [[unlikely]]
+      check_invariants();
+  }
   template <class F>
   void for_each_pool(F&& f) const;
 
@@ -187,6 +196,7 @@ class CachingAllocator {
   std::vector<TraceEvent> ring_;
   std::size_t ring_next_ = 0;  // where the next entry goes once the ring is full
   std::int64_t clock_us_ = 0;
+  bool check_each_operation_ = false;
 };
 
 }  // namespace headroom::alloc

@@ -8,6 +8,7 @@ void add_replay_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_tune_command(CLI::App& app);
+void add_sweep_command(CLI::App& app);
 void add_sample_snapshot_command(CLI::App& app);
 void add_model_command(CLI::App& app);
 void add_fit_command(CLI::App& app);

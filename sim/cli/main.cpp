@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   headroom::cli::add_run_command(app);
   headroom::cli::add_compare_command(app);
   headroom::cli::add_tune_command(app);
+  headroom::cli::add_sweep_command(app);
   headroom::cli::add_replay_command(app);
   headroom::cli::add_sample_snapshot_command(app);
   headroom::cli::add_model_command(app);

@@ -101,7 +101,9 @@ void run(const RunArgs& a) {
   fs::create_directories(out, ec);
   if (ec || !fs::is_directory(out)) throw InputError(out.string() + ": cannot create the output folder");
 
-  policy::PolicyStart started = policy::make_policy(sc.policy)->start(scenario::deployment(sc), sc.engine);
+  engine::Deployment dep = scenario::deployment(sc);
+  dep.check_allocator_each_operation = a.check;  // from the first weight tensor on
+  policy::PolicyStart started = policy::make_policy(sc.policy)->start(dep, sc.engine);
   engine::StartupResult& st = started.startup;
   if (!a.json) {
     print_startup(sc, st);
@@ -179,7 +181,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("scenario", args->scenario, "Scenario YAML (see docs/scenario.md)")->required();
   cmd->add_option("-o,--output", args->out_dir, "Output folder (default: out/<scenario name>)");
   cmd->add_flag("--json", args->json, "Print summary.json instead of the text verdict");
-  cmd->add_flag("--check", args->check, "Check allocator and scheduler invariants after every step (slow)");
+  cmd->add_flag("--check", args->check, "Check the allocator's invariants after each of its operations (start-up included) and the scheduler's and KV manager's after every scheduler call (slow)");
   cmd->add_flag("--no-progress", args->no_progress, "No progress line on the terminal");
   cmd->add_flag("--png", args->png, "Also render the report's charts to PNG files in the output folder (headless Chromium)");
   cmd->add_flag("--svg", args->svg, "Also render the report's charts to SVG files in the output folder (headless Chromium)");

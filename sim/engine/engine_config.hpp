@@ -38,6 +38,9 @@ struct Deployment {
   Bytes other_processes = 0;  // bytes other processes hold on the GPU during start-up
   Bytes non_torch_growth = kDefaultNonTorchGrowth;
   alloc::AllocatorConfig allocator;  // PYTORCH_CUDA_ALLOC_CONF
+  // Debugging (`headroom run --check`): the allocator checks its invariants after every operation,
+  // from the first weight tensor on (CachingAllocator::set_check_each_operation). Slow.
+  bool check_allocator_each_operation = false;
 
   Bytes total() const { return visible ? *visible : gpu.capacity_bytes; }
 };

@@ -80,12 +80,24 @@ ServingResult Server::run(workload::RequestSource& source, const std::function<v
   auto emit = [&](const RequestState& r) {
     if (on_request) on_request(record_of(r));
   };
+  // --check: the scheduler's and its KV manager's invariants after every call that changes them; the
+  // allocator checks its own after each of its operations.
+  auto check = [&] {
+    if (options_.check_invariants) [[unlikely]]
+      scheduler_.check_invariants();
+  };
+  if (options_.check_invariants) {
+    allocator_.set_check_each_operation(true);
+    allocator_.check_invariants();  // the state start-up left
+    scheduler_.check_invariants();
+  }
 
   // Plans and launches the next step at `now`; false when the server died.
   auto start_step = [&](Seconds now) -> bool {
     while (!busy) {
       plan.clear();
       scheduler_.schedule(now, plan);
+      check();
       for (std::uint64_t id : plan.aborted) {
         const RequestState& r = table_[id];
         // Refused before it ran (too long for the engine), or given up on later (SGLang's last decode).
@@ -126,6 +138,7 @@ ServingResult Server::run(workload::RequestSource& source, const std::function<v
         }
         // The step is dropped: its requests fail (the client sees an error) and the server goes on.
         scheduler_.drop_step(plan);
+        check();
         for (const ScheduledRequest& s : plan.scheduled) {
           const RequestState& r = table_[s.id];
           if (r.status == RequestStatus::aborted) {
@@ -144,10 +157,6 @@ ServingResult Server::run(workload::RequestSource& source, const std::function<v
       Seconds dt = latency_.step_time(batch);
       busy = true;
       queue.schedule(now + dt, EventKind::StepEnd, static_cast<std::uint64_t>(result.steps));
-      if (options_.check_invariants) {
-        allocator_.check_invariants();
-        scheduler_.check_invariants();
-      }
     }
     return true;
   };
@@ -171,6 +180,7 @@ ServingResult Server::run(workload::RequestSource& source, const std::function<v
       ++result.arrived;
       table_.push_back(st);
       scheduler_.add_request(req.id);  // a refusal shows up in the next plan's `aborted`
+      check();
       next = workload::Request{};
       have_next = source.next(next);
       if (have_next) queue.schedule(std::max(next.arrival_s, now), EventKind::Arrival, next.id);
@@ -181,6 +191,7 @@ ServingResult Server::run(workload::RequestSource& source, const std::function<v
       if (graph_step) ++result.graph_steps;
       finished.clear();
       scheduler_.complete_step(plan, now, finished);
+      check();
       for (const ScheduledRequest& s : plan.scheduled)
         if (s.samples) ++result.generated_tokens;
       for (std::uint64_t id : finished) {

@@ -34,7 +34,9 @@ struct ServingOptions {
   // Decode-only batches of at most this many sequences replay a captured CUDA graph (0: none).
   std::int64_t max_graph_batch = 0;
   OnOom on_oom = OnOom::stop;
-  bool check_invariants = false;  // allocator and scheduler invariants after every step (slow)
+  // Debugging (slow): the allocator's invariants after each of its operations, the scheduler's and
+  // its KV manager's after every scheduler call (add_request, schedule, complete_step, drop_step).
+  bool check_invariants = false;
   // A policy's canary held since start-up (runtime guard release_on_oom): freed at the first OOM
   // and the step run again, so the cached bytes it leaves serve the allocation. Null: none.
   alloc::Block* release_on_oom = nullptr;

@@ -50,6 +50,7 @@ ServingMemory make_serving_memory(const Deployment& d) {
   ServingMemory m;
   m.device = std::make_unique<device::Device>(spec);
   m.allocator = std::make_unique<alloc::CachingAllocator>(*m.device, d.allocator);
+  m.allocator->set_check_each_operation(d.check_allocator_each_operation);
   m.slots = std::make_unique<model::SlotTable>();
   return m;
 }

@@ -9,7 +9,9 @@ Outcome simulate(const Scenario& sc, const policy::PolicySpec& spec, const Simul
   Outcome o;
   o.spec = spec;
   o.label = spec.label.empty() ? policy::describe(spec) : spec.label;
-  o.start = policy::make_policy(spec)->start(deployment(sc), sc.engine);
+  engine::Deployment dep = deployment(sc);
+  dep.check_allocator_each_operation = options.check_invariants;
+  o.start = policy::make_policy(spec)->start(dep, sc.engine);
   if (o.start.startup.ok) {
     report::LatencyCollector lat;
     o.serving = serve(

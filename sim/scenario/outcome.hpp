@@ -32,7 +32,7 @@ struct Outcome {
 struct SimulateOptions {
   std::function<void(const engine::RequestRecord&)> on_request;
   std::function<void(double)> on_progress;
-  bool check_invariants = false;
+  bool check_invariants = false;  // as `headroom run --check`: from start-up on (slow)
   bool keep_memory = false;  // keep the start-up's allocator and device (default: freed at the end)
 };
 

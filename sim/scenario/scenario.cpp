@@ -23,7 +23,13 @@ Scenario parse_scenario(const std::string& yaml, const std::string& file, const 
     throw InputError(fmt::format("{}:{}:{}: not valid YAML: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
   }
   if (!root.IsMap()) throw InputError(fmt::format("{}: expected a mapping of keys at the top level", file));
-  YamlSection top(root, file, "");
+  return parse_scenario(root, file, folder, "");
+}
+
+Scenario parse_scenario(const YAML::Node& root, const std::string& file, const std::filesystem::path& folder,
+                        const std::string& path) {
+  YamlSection top(root, file, path);
+  if (!root.IsMap()) top.fail(root, "", "expected a scenario: a mapping of keys");
   top.check_keys({"name", "seed", "gpu", "model", "engine", "allocator", "workload", "on_oom", "policy", "compare"});
   Scenario s;
   s.file = file;

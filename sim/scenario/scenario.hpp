@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include <yaml-cpp/yaml.h>
+
 #include "sim/allocator/alloc_config.hpp"
 #include "sim/device/gpu_profile.hpp"
 #include "sim/engine/engine_config.hpp"
@@ -39,5 +41,9 @@ struct Scenario {
 
 Scenario load_scenario(const std::filesystem::path& path);
 Scenario parse_scenario(const std::string& yaml, const std::string& file, const std::filesystem::path& folder);
+// A scenario mapping inside another YAML file (a sweep grid's inline `base:`); errors name `file`'s
+// lines and keys under `path`.
+Scenario parse_scenario(const YAML::Node& root, const std::string& file, const std::filesystem::path& folder,
+                        const std::string& path);
 
 }  // namespace headroom::scenario

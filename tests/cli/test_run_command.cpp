@@ -185,3 +185,44 @@ TEST_CASE("run: bad scenarios exit 2 with the place, and leave no output files")
   CHECK(u.exit_code == 2);
   CHECK_THAT(u.output, Catch::Contains("unknown model 'Llama-3.1-8C'; did you mean 'Llama-3.1-8B'?"));
 }
+
+// --check: the allocator's invariants after each of its operations (start-up included), the
+// scheduler's and KV manager's after every scheduler call. The quickstart with 3,000 requests takes
+// about a minute under it on one core, too long for the suite; its first 300 requests (the same
+// scenario otherwise) take a few seconds. The run must pass and write exactly what it writes without
+// the checks.
+TEST_CASE("run --check: the quickstart passes every invariant check and gives the same outputs") {
+  std::string text = slurp(source_dir() / "scenarios" / "quickstart.yaml");
+  const std::string full = "requests: 3000";
+  REQUIRE(text.find(full) != std::string::npos);
+  text.replace(text.find(full), full.size(), "requests: 300");
+  const fs::path dir = headroom::test::temp_dir("run-check");
+  write(dir / "quickstart.yaml", text);
+  auto plain = run_headroom("run " + q(dir / "quickstart.yaml") + " -o " + q(dir / "plain"));
+  auto checked = run_headroom("run " + q(dir / "quickstart.yaml") + " --check -o " + q(dir / "plain"));
+  INFO(checked.output);
+  REQUIRE(plain.exit_code == 0);
+  REQUIRE(checked.exit_code == 0);
+  CHECK(checked.output == plain.output);  // the same summary, the same output folder named
+  CHECK(checked.output.find("serves all 300 requests without running out of memory") != std::string::npos);
+  // Written again by the checked run into the same folder: compare with a third, plain run elsewhere.
+  REQUIRE(run_headroom("run " + q(dir / "quickstart.yaml") + " -o " + q(dir / "again")).exit_code == 0);
+  for (const char* f : {"summary.json", "timeline.csv", "requests.csv"})
+    CHECK(slurp(dir / "plain" / f) == slurp(dir / "again" / f));
+}
+
+TEST_CASE("run --check: SGLang's radix cache and LightLLM's token pool pass every invariant check") {
+  const fs::path dir = headroom::test::temp_dir("run-check-engines");
+  for (const std::string engine : {"sglang", "lightllm"}) {
+    std::string workload = kWorkload;
+    workload.replace(workload.find("requests: 400"), 13, "requests: 150");
+    write(dir / (engine + ".yaml"),
+          "gpu: {profile: h100-sxm-80gb}\nmodel: {name: Llama-3.1-8B}\nengine: {kind: " + engine + "}\n" + workload);
+    auto plain = run_headroom("run " + q(dir / (engine + ".yaml")) + " -o " + q(dir / engine));
+    auto checked = run_headroom("run " + q(dir / (engine + ".yaml")) + " --check -o " + q(dir / engine));
+    INFO(checked.output);
+    REQUIRE(checked.exit_code == 0);
+    CHECK(checked.output == plain.output);
+    CHECK(checked.output.find("serves all 150 requests") != std::string::npos);
+  }
+}

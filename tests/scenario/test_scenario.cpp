@@ -7,6 +7,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/scenario/sweep_grid.hpp"
 
 using namespace headroom;
 using namespace headroom::scenario;
@@ -102,4 +103,25 @@ TEST_CASE("scenario: bad keys and values are errors with the place and a did-you
   bad_model.replace(bad_model.find("Llama-3.1-8B"), 12, "Llama-3.1-8C");
   CHECK(error_of(bad_model + "engine: {kind: vllm}\n").rfind(
             "x.yaml:2:15: key 'model.name': unknown model 'Llama-3.1-8C'; did you mean 'Llama-3.1-8B'?", 0) == 0);
+}
+
+TEST_CASE("scenario: every shipped sweep grid loads, each point validated") {
+  std::filesystem::path dir = std::filesystem::path(HEADROOM_SOURCE_DIR) / "scenarios" / "sweeps";
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".yaml") continue;
+    INFO(entry.path());
+    const headroom::scenario::SweepGrid grid = headroom::scenario::load_sweep_grid(entry.path());
+    CHECK_FALSE(grid.points.empty());
+    ++n;
+  }
+  CHECK(n >= 1);
+  // The README's grid: 2 models × 2 GPUs × 3 policies × 2 utilisations, the last axis fastest.
+  const auto grid = headroom::scenario::load_sweep_grid(dir / "quickstart.yaml");
+  REQUIRE(grid.points.size() == 24);
+  CHECK(grid.points[1].scenario.model.name == "Llama-3.1-8B");
+  CHECK(std::get<headroom::engine::VllmConfig>(grid.points[1].scenario.engine).gpu_memory_utilization == 0.95);
+  CHECK(grid.points[23].scenario.gpu.name == "h200-141gb");
+  CHECK(grid.points[23].scenario.policy.kind == headroom::policy::PolicyKind::fragmentation_buffer);
+  CHECK(grid.points[23].id == "d7dd2a3d3e365fbd");  // as the README's run printed it (the id hashes quickstart.yaml's text)
 }

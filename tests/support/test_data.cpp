@@ -45,14 +45,20 @@ fs::path temp_dir(const std::string& tag) {
   return p;
 }
 
-CommandResult run_headroom(const std::string& args) {
+std::string headroom_binary() {
 #ifdef HEADROOM_BINARY
+  return HEADROOM_BINARY;
+#else
+  return "headroom";
+#endif
+}
+
+CommandResult run_headroom(const std::string& args) { return run_shell("'" + headroom_binary() + "' " + args); }
+
+CommandResult run_shell(const std::string& command) {
   // Scenarios name "$HEADROOM_DATA/..."; the binary's default (../shared/traces from the working
   // directory) does not hold from ctest's folder, so pass the folder the tests use.
-  std::string cmd = "HEADROOM_DATA='" + data_root().string() + "' '" + HEADROOM_BINARY + "' " + args + " 2>&1";
-#else
-  std::string cmd = "headroom " + args + " 2>&1";
-#endif
+  std::string cmd = "HEADROOM_DATA='" + data_root().string() + "' " + command + " 2>&1";
   FILE* pipe = ::popen(cmd.c_str(), "r");
   REQUIRE(pipe != nullptr);
   std::string out;

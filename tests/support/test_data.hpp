@@ -20,4 +20,9 @@ struct CommandResult {
 };
 CommandResult run_headroom(const std::string& args);
 
+// The headroom binary under test, and any shell command run with the tests' $HEADROOM_DATA (for
+// launchers: `mpirun -n 2 <headroom_binary()> sweep ...`).
+std::string headroom_binary();
+CommandResult run_shell(const std::string& command);
+
 }  // namespace headroom::test
