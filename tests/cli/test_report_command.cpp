@@ -103,7 +103,7 @@ TEST_CASE("report: folders without outputs, malformed outputs and missing render
   fs::path dir = headroom::test::temp_dir("report-bad");
   auto empty = run_headroom("report " + q(dir));
   CHECK(empty.exit_code == 2);
-  CHECK_THAT(empty.output, Catch::Contains("holds neither summary.json (written by headroom run) nor replay.json"));
+  CHECK_THAT(empty.output, Catch::Contains("holds none of summary.json (written by headroom run), replay.json"));
 
   fs::path out = dir / "run";
   REQUIRE(run_headroom("run " + q(source_dir() / "scenarios/quickstart.yaml") + " -o " + q(out)).exit_code == 0);
