@@ -7,7 +7,8 @@
 //
 // A view is {"type": ..., "id": ..., "title": ..., "width": "half" | "third" (optional), ...}; the
 // drawers below are keyed by type. Views with the same "group" share their zoom (echarts.connect).
-// A new view type is one more entry in `drawers` (see README "HTML reports").
+// A new view type is one more entry in `drawers` (see README "HTML reports"). Types: stacked_area,
+// lines, xy_lines, cdf, bars, segment_map, frontier (headroom tune) and table.
 //
 // window.headroom, for the browser test and the --png/--svg renderer:
 //   ready: true once every view is drawn; error: a message if drawing failed;
@@ -54,25 +55,33 @@
     return { formatter: (v) => formatValue(v, unit), hideOverlap: true };
   }
 
-  // A y axis for `unit` up to `top`: bytes get ticks at round binary sizes (0, 20, 40 ... GiB rather
-  // than ECharts' decimal 18.63 GiB steps).
-  function valueAxis(unit, top, extra) {
+  // A y axis for `unit` up to `top` (from 0, or from a round value at or below `bottom` when given):
+  // bytes get ticks at round binary sizes (0, 20, 40 ... GiB rather than ECharts' decimal 18.63 GiB
+  // steps).
+  function valueAxis(unit, top, extra, bottom) {
     const axis = Object.assign({ type: 'value', axisLabel: axisLabel(unit) }, extra || {});
     if (unit !== 'bytes' || !(top > 0)) return axis;
+    const lo = bottom > 0 && bottom < top ? bottom : 0, span = top - lo;
     let scale = 1;
-    while (top / scale >= 1024) scale *= 1024;
+    while (span / scale >= 1024) scale *= 1024;
     let step = scale;
     for (const m of [1, 2, 5, 10, 20, 50, 100, 200, 500]) {
       step = m * scale;
-      if (top / step <= 8) break;
+      if (span / step <= 8) break;
     }
-    return Object.assign(axis, { min: 0, max: Math.ceil(top / step) * step, interval: step });
+    return Object.assign(axis, { min: Math.floor(lo / step) * step, max: Math.ceil(top / step) * step, interval: step });
   }
 
   function maxOf(arrays) {
     let m = 0;
     for (const a of arrays) for (const v of a) if (v !== null && v > m) m = v;
     return m;
+  }
+
+  function minOf(arrays) {
+    let m = Infinity;
+    for (const a of arrays) for (const v of a) if (v !== null && v < m) m = v;
+    return m === Infinity ? 0 : m;
   }
 
   // An x axis over [lo, hi] whose end labels are short numbers, not the raw first and last times.
@@ -215,23 +224,103 @@
       };
     },
 
-    // Lines given as [x, y] points each (their own x values), with constant lines.
+    // Lines given as [x, y] points each (their own x values), with constant lines and optional events
+    // ([{x, y, label, message}], e.g. each policy's first OOM on its line) drawn as red markers whose
+    // message shows on hover. "y_from_data": the y axis starts at a round value below the lowest point.
     xy_lines(v, div) {
       let xmin = Infinity, xmax = -Infinity;
       for (const s of v.series) for (const p of s.points) { xmin = Math.min(xmin, p[0]); xmax = Math.max(xmax, p[0]); }
+      const events = v.events || [];
       const series = v.series.map((s) => ({
         type: 'line', name: s.name, symbol: 'none', lineStyle: { width: 1.2 }, data: s.points,
       }));
       v.lines.forEach((l, i) => series.push(constantLine(l, xmin, xmax, lineColors[i % lineColors.length])));
+      const eventSeries = series.length;
+      if (events.length) {
+        series.push({
+          type: 'scatter', name: 'OOM', symbol: 'triangle', symbolSize: 13, z: 10,
+          itemStyle: { color: '#d62728', borderColor: '#ffffff', borderWidth: 1 },
+          data: events.map((e) => [e.x, e.y]),
+        });
+      }
       return {
-        points: v.series.reduce((k, s) => k + s.points.length, 0),
+        points: v.series.reduce((k, s) => k + s.points.length, 0) + events.length,
         option: Object.assign({}, base, {
           tooltip: {
             trigger: 'item',
-            formatter: (p) => tip(p.seriesName, [[v.x_name, formatValue(p.value[0], '')], ['', formatValue(p.value[1], v.unit)]]),
+            formatter: (p) => {
+              if (p.seriesIndex === eventSeries && events.length) {
+                const e = events[p.dataIndex];
+                return tip(e.label, [[v.x_name, formatValue(e.x, '')], ['', formatValue(e.y, v.unit)]], e.message);
+              }
+              return tip(p.seriesName, [[v.x_name, formatValue(p.value[0], '')], ['', formatValue(p.value[1], v.unit)]]);
+            },
           },
           xAxis: xAxis(v.x_name, xmin, xmax),
-          yAxis: valueAxis(v.unit, maxOf(v.series.map((s) => s.points.map((p) => p[1])).concat([v.lines.map((l) => l.constant)]))),
+          yAxis: valueAxis(v.unit, maxOf(v.series.map((s) => s.points.map((p) => p[1])).concat([v.lines.map((l) => l.constant)])),
+                           null, v.y_from_data ? minOf(v.series.map((s) => s.points.map((p) => p[1]))) : 0),
+          dataZoom: zoom().concat([{ type: 'slider', yAxisIndex: 0, filterMode: 'none', width: 12, right: 8 }]),
+          series,
+        }),
+      };
+    },
+
+    // headroom tune's frontier: KV tokens by knob value (failing values as red points, their stretches
+    // shaded), TTFT p99 on a second axis, and the best value as a vertical line.
+    frontier(v, div) {
+      const xs = v.x, n = xs.length;
+      // The KV axis starts at a round value below the values that started (their differences are a
+      // fraction of a percent); a value that did not start has no KV cache and is drawn at the bottom.
+      const started = v.kv_tokens.filter((k) => k !== null);
+      let bottom = 0, top = 1;
+      if (started.length) {
+        const lo = Math.min(...started), hi = Math.max(...started);
+        const below = Math.max(0, lo - Math.max((hi - lo) * 0.5, hi * 0.005));
+        const step = Math.pow(10, Math.floor(Math.log10(Math.max(hi - below, 1))));
+        bottom = Math.floor(below / step) * step;
+        top = Math.ceil((hi + (hi - below) * 0.05) / step) * step;
+      }
+      const ok = [], bad = [];
+      for (let i = 0; i < n; i++) (v.failed[i] ? bad : ok).push([xs[i], v.kv_tokens[i] === null ? bottom : v.kv_tokens[i]]);
+      const series = [
+        { type: 'line', name: 'KV tokens', data: pairs(xs, v.kv_tokens), symbol: 'none', connectNulls: false,
+          lineStyle: { width: 2, color: '#3b6fb6' }, itemStyle: { color: '#3b6fb6' },
+          markArea: {
+            silent: true, itemStyle: { color: 'rgba(214, 39, 40, 0.12)' },
+            label: { show: true, position: 'insideTop', color: '#d62728', formatter: 'runs out of memory' },
+            data: v.regions.map((r) => [{ xAxis: r[0] }, { xAxis: r[1] }]),
+          } },
+        { type: 'scatter', name: 'passes', data: ok, symbolSize: 8, itemStyle: { color: '#3b6fb6' } },
+        { type: 'scatter', name: 'fails', data: bad, symbol: 'diamond', symbolSize: 11, itemStyle: { color: '#d62728' } },
+        { type: 'line', name: 'TTFT p99', yAxisIndex: 1, data: pairs(xs, v.ttft_p99_s), symbol: 'circle', symbolSize: 5,
+          lineStyle: { width: 1.2, type: 'dashed', color: '#f0a202' }, itemStyle: { color: '#f0a202' } },
+      ];
+      if (v.best !== null && v.best !== undefined) {
+        series.push({
+          type: 'line', name: 'best', data: [], symbol: 'none', itemStyle: { color: '#2e8b57' },
+          markLine: {
+            symbol: 'none', silent: true, lineStyle: { color: '#2e8b57', width: 2, type: 'solid' },
+            // From the axis' bottom to its top as two coordinates: the single {xAxis} form lands on the
+            // axis' start on this two-axis chart (ECharts 6.1).
+            label: { formatter: 'best ' + String(Number(v.best.toPrecision(6))), color: '#2e8b57' },
+            data: [[{ coord: [v.best, bottom] }, { coord: [v.best, top] }]],
+          },
+        });
+      }
+      const at = (i) => tip(v.x_name + ' ' + formatValue(xs[i], ''), [
+        ['KV tokens', v.kv_tokens[i] === null ? 'did not start' : formatValue(v.kv_tokens[i], 'count')],
+        ['TTFT p99', formatValue(v.ttft_p99_s[i], 's')],
+      ], v.failed[i] ? v.failures[i] : null);
+      return {
+        points: n,
+        option: Object.assign({}, base, {
+          tooltip: {
+            trigger: 'axis', axisPointer: { type: 'line' },
+            formatter: (params) => (params.length ? at(xs.indexOf(params[0].value[0])) : ''),
+          },
+          xAxis: Object.assign(xAxis(v.x_name, xs[0], xs[n - 1]), { min: xs[0] }),  // the range, not from 0
+          yAxis: [valueAxis('count', maxOf([v.kv_tokens]), { name: 'KV tokens', min: bottom, max: top }),
+                  valueAxis('s', maxOf([v.ttft_p99_s]), { name: 'TTFT p99', splitLine: { show: false } })],
           dataZoom: zoom(),
           series,
         }),
@@ -260,21 +349,33 @@
       };
     },
 
-    // Grouped bars by category (e.g. one group per what-if configuration).
+    // Grouped bars by category (e.g. one group per what-if configuration or policy). Optional: "stack"
+    // (the series stacked: one bar per category, coloured by the series holding its value), a series'
+    // "color", and "axes" ([{name, unit}], a series' "axis" its index) for two units side by side.
     bars(v, div) {
-      const series = v.series.map((s) => ({
-        type: 'bar', name: s.name, data: seriesValues(s, v.categories.length),
-      }));
+      const n = v.categories.length;
+      const axes = v.axes || [{ name: '', unit: v.unit }];
+      const series = v.series.map((s) => Object.assign({
+        type: 'bar', name: s.name, yAxisIndex: s.axis || 0, data: seriesValues(s, n),
+      }, v.stack ? { stack: 'total' } : {}, s.color ? { itemStyle: { color: s.color } } : {}));
+      const unitOf = (i) => axes[v.series[i] && v.series[i].axis ? v.series[i].axis : 0].unit;
+      // Labels that would run into each other (policy names with their parameters) are slanted.
+      const long = v.categories.reduce((k, c) => k + String(c).length, 0) * 7 > 80 * n;
       return {
         points: series.reduce((k, s) => k + s.data.length, 0),
         option: Object.assign({}, base, {
           tooltip: {
             trigger: 'axis', axisPointer: { type: 'shadow' },
             formatter: (params) => tip(params.length ? params[0].name : '',
-              params.map((p) => [p.seriesName, formatValue(p.value, v.unit), p.color])),
+              params.filter((p) => p.value !== null && p.value !== undefined)
+                    .map((p) => [p.seriesName, formatValue(p.value, unitOf(p.seriesIndex)), p.color])),
           },
-          xAxis: { type: 'category', data: v.categories, axisLabel: { interval: 0, width: 180, overflow: 'truncate' } },
-          yAxis: valueAxis(v.unit, maxOf(v.series.map((s) => seriesValues(s, v.categories.length)))),
+          grid: Object.assign({}, base.grid, long ? { bottom: 120 } : {}),
+          xAxis: { type: 'category', data: v.categories,
+                   axisLabel: { interval: 0, width: long ? 140 : 180, overflow: 'truncate', rotate: long ? 30 : 0 } },
+          yAxis: axes.map((a, i) => valueAxis(a.unit,
+            maxOf(v.series.filter((s) => (s.axis || 0) === i).map((s) => seriesValues(s, n))),
+            { name: a.name, splitLine: { show: i === 0 } })),
           series,
         }),
       };

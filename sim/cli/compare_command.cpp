@@ -1,5 +1,6 @@
 // headroom compare SCENARIO [--policies FILE]: the same workload under each start-up policy, one
-// row per policy. Writes comparison.json and one timeline per policy into the output folder.
+// row per policy. Writes comparison.json (with the deployment the report names), one timeline per
+// policy, the scenario as resolved and report.html into the output folder.
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -10,10 +11,14 @@
 #include "sim/cli/commands.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/report/chart_images.hpp"
 #include "sim/report/comparison_report.hpp"
+#include "sim/report/report_folder.hpp"
 #include "sim/report/run_report.hpp"
 #include "sim/scenario/comparison.hpp"
+#include "sim/scenario/deployment_facts.hpp"
 #include "sim/scenario/policy_yaml.hpp"
+#include "sim/scenario/resolved_scenario.hpp"
 
 namespace headroom::cli {
 
@@ -25,6 +30,8 @@ struct CompareArgs {
   std::string out_dir;
   bool json = false;
   unsigned threads = 0;
+  bool png = false;
+  bool svg = false;
 };
 
 // A file-name-safe form of a label: letters, digits, '-', '_', '.'; the rest becomes '_'.
@@ -40,6 +47,9 @@ void compare(const CompareArgs& a) {
   std::vector<policy::PolicySpec> policies = !a.policies.empty() ? scenario::load_policies(a.policies)
                                              : !sc.compare.empty() ? sc.compare
                                                                    : scenario::default_policies();
+  if (a.png) report::require_chart_renderer("png");
+  if (a.svg) report::require_chart_renderer("svg");
+  const std::string resolved = scenario::resolved_scenario_yaml(sc);
   fs::path out = a.out_dir.empty() ? fs::path("out") / sc.name / "compare" : fs::path(a.out_dir);
   std::error_code ec;
   fs::create_directories(out, ec);
@@ -51,6 +61,7 @@ void compare(const CompareArgs& a) {
   for (const scenario::Outcome& o : outcomes) rows.push_back(scenario::comparison_row(o, amd));
   report::finish_comparison(rows);
   nlohmann::json j = report::comparison_json(sc.name, rows);
+  j.update(scenario::deployment_facts_json(sc));
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
     const scenario::Outcome& o = outcomes[i];
     std::string file = fmt::format("timeline.{:02}.{}.csv", i, slug(o.label));
@@ -58,13 +69,17 @@ void compare(const CompareArgs& a) {
     if (!o.started()) continue;
     write_file_atomically(out / file, [&](std::ostream& s) { report::write_timeline_csv(s, o.start.startup, o.serving->timeline); });
   }
+  write_file_atomically(out / "scenario.resolved.yaml", [&](std::ostream& s) { s << resolved; });
   write_file_atomically(out / "comparison.json", [&](std::ostream& s) { s << j.dump(2) << "\n"; });
+  // report.html from the files just written, as `headroom report DIR` would rebuild it.
+  const report::FolderReport html = report::write_folder_report(out, a.png, a.svg);
   if (a.json) {
     fmt::print("{}\n", j.dump(2));
     return;
   }
   report::print_comparison(std::cout, fmt::format("{}: {} policies on the same workload", sc.name, rows.size()), rows);
-  fmt::print("  outputs: {}/comparison.json and a timeline per policy\n", out.string());
+  fmt::print("  outputs: {}/comparison.json, a timeline per policy, scenario.resolved.yaml, report.html\n", out.string());
+  if (!html.images.empty()) fmt::print("  charts: {} files in {}\n", html.images.size(), out.string());
 }
 
 }  // namespace
@@ -78,6 +93,8 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("-o,--output", args->out_dir, "Output folder (default: out/<scenario name>/compare)");
   cmd->add_flag("--json", args->json, "Print comparison.json instead of the table");
   cmd->add_option("-j,--threads", args->threads, "Simulations at once (default: every core)");
+  cmd->add_flag("--png", args->png, "Also render the report's charts to PNG files in the output folder (headless Chromium)");
+  cmd->add_flag("--svg", args->svg, "Also render the report's charts to SVG files in the output folder (headless Chromium)");
   cmd->callback([args] { compare(*args); });
 }
 

@@ -1,5 +1,6 @@
 // headroom report DIR: rebuilds report.html from the outputs a command saved in DIR (headroom run's
-// summary.json and CSVs, headroom replay -o's replay.json, ...), optionally with the charts as images.
+// summary.json and CSVs, replay -o's replay.json, compare's comparison.json, tune's tune.json),
+// optionally with the charts as images.
 #include <memory>
 #include <string>
 
@@ -32,7 +33,7 @@ void run_report(const ReportArgs& a) {
 void add_report_command(CLI::App& app) {
   auto args = std::make_shared<ReportArgs>();
   auto* cmd = app.add_subcommand("report", "Write report.html (and chart images) from a command's saved outputs");
-  cmd->add_option("dir", args->dir, "Output folder of headroom run, or of headroom replay -o")->required();
+  cmd->add_option("dir", args->dir, "Output folder of headroom run, replay -o, compare or tune")->required();
   cmd->add_flag("--png", args->png, "Also render the charts to PNG files beside report.html (headless Chromium)");
   cmd->add_flag("--svg", args->svg, "Also render the charts to SVG files beside report.html (headless Chromium)");
   cmd->callback([args] { run_report(*args); });

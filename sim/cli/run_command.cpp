@@ -19,6 +19,7 @@
 #include "sim/report/chart_images.hpp"
 #include "sim/report/report_folder.hpp"
 #include "sim/report/run_report.hpp"
+#include "sim/scenario/deployment_facts.hpp"
 #include "sim/scenario/resolved_scenario.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/simulation.hpp"
@@ -37,17 +38,8 @@ struct RunArgs {
   bool svg = false;
 };
 
-std::string engine_label(const engine::EngineConfig& c) {
-  switch (engine::engine_of(c)) {
-    case model::Engine::vllm: return "vLLM";
-    case model::Engine::sglang: return "SGLang";
-    case model::Engine::lightllm: return "LightLLM";
-  }
-  return "?";
-}
-
 void print_startup(const scenario::Scenario& sc, const engine::StartupResult& st) {
-  fmt::print("{}: {} on {} ({}), {} tp={}\n", sc.name, engine_label(st.config), sc.gpu.name, sc.gpu.source,
+  fmt::print("{}: {} on {} ({}), {} tp={}\n", sc.name, scenario::engine_label(st.config), sc.gpu.name, sc.gpu.source,
              sc.model.name, sc.tp);
   if (!st.ok) {
     fmt::print("  start-up         FAILED at {}: {}\n", engine::startup_stage_name(st.stage), st.failure);
@@ -116,7 +108,7 @@ void run(const RunArgs& a) {
 
   report::RunSummary summary;
   summary.scenario = sc.name;
-  summary.engine = engine_label(st.config);
+  summary.engine = scenario::engine_label(st.config);
   summary.model = sc.model.name;
   summary.gpu = sc.gpu.name;
   summary.gpu_source = sc.gpu.source;

@@ -1,6 +1,7 @@
 // headroom tune SCENARIO --knob NAME --range LO:HI: the most aggressive value of a knob that never
 // runs out of memory on the workload and its stressed variants, evaluated on every core. Writes
-// frontier.csv and tune.json into the output folder.
+// frontier.csv, tune.json (with the deployment the report names), the scenario as resolved and
+// report.html into the output folder.
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -11,6 +12,10 @@
 #include "sim/cli/commands.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/report/chart_images.hpp"
+#include "sim/report/report_folder.hpp"
+#include "sim/scenario/deployment_facts.hpp"
+#include "sim/scenario/resolved_scenario.hpp"
 #include "sim/scenario/tune.hpp"
 
 namespace headroom::cli {
@@ -26,6 +31,8 @@ struct TuneArgs {
   std::string out_dir;
   bool json = false;
   unsigned threads = 0;
+  bool png = false;
+  bool svg = false;
 };
 
 std::pair<double, double> parse_range(const std::string& text) {
@@ -43,10 +50,13 @@ std::pair<double, double> parse_range(const std::string& text) {
   return {number(text.substr(0, colon)), number(text.substr(colon + 1))};
 }
 
-nlohmann::json tune_json(const std::string& name, const scenario::TuneResult& r) {
+nlohmann::json tune_json(const scenario::Scenario& sc, double lo, double hi, const scenario::TuneResult& r) {
   nlohmann::json j;
-  j["scenario"] = name;
+  j["scenario"] = sc.name;
+  j.update(scenario::deployment_facts_json(sc));
   j["knob"] = r.knob.name;
+  j["unit"] = r.knob.unit;
+  j["range"] = {lo, hi};
   j["higher_is_aggressive"] = r.knob.higher_is_aggressive;
   j["best"] = r.best ? nlohmann::json(*r.best) : nlohmann::json(nullptr);
   j["first_failing"] = r.first_failing ? nlohmann::json(*r.first_failing) : nlohmann::json(nullptr);
@@ -80,19 +90,25 @@ void tune(const TuneArgs& a) {
       a.stress.empty() ? scenario::default_stress(sc) : scenario::parse_stress(a.stress);
   fs::path out = a.out_dir.empty() ? fs::path("out") / sc.name / "tune" : fs::path(a.out_dir);
   scenario::knob_info(sc, a.knob);  // a bad knob fails before the output folder is made
+  if (a.png) report::require_chart_renderer("png");
+  if (a.svg) report::require_chart_renderer("svg");
+  const std::string resolved = scenario::resolved_scenario_yaml(sc);
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec || !fs::is_directory(out)) throw InputError(out.string() + ": cannot create the output folder");
 
   scenario::TuneResult r = scenario::tune(sc, a.knob, lo, hi, a.points, variants, a.threads);
-  nlohmann::json j = tune_json(sc.name, r);
+  nlohmann::json j = tune_json(sc, lo, hi, r);
   write_file_atomically(out / "frontier.csv", [&](std::ostream& o) {
     o << "value,started,kv_tokens,oom,failed_variant,ttft_p99_s,tpot_p99_s,preemptions,failure\n";
     for (const auto& p : r.frontier)
       o << fmt::format("{},{},{},{},{},{:.6f},{:.6f},{},{}\n", p.value, p.started ? 1 : 0, p.kv_tokens, p.failed ? 1 : 0,
                        p.failed_variant, p.ttft_p99_s, p.tpot_p99_s, p.preemptions, quoted(p.failure));
   });
+  write_file_atomically(out / "scenario.resolved.yaml", [&](std::ostream& o) { o << resolved; });
   write_file_atomically(out / "tune.json", [&](std::ostream& o) { o << j.dump(2) << "\n"; });
+  // report.html from the files just written, as `headroom report DIR` would rebuild it.
+  const report::FolderReport html = report::write_folder_report(out, a.png, a.svg);
   if (a.json) {
     fmt::print("{}\n", j.dump(2));
     return;
@@ -114,7 +130,8 @@ void tune(const TuneArgs& a) {
   else
     fmt::print("  best         none: every value ran out of memory or failed to start; widen the range\n");
   if (!r.monotone) fmt::print("  note         the frontier is not monotone: a value beyond the first failure passed\n");
-  fmt::print("  outputs      {}/frontier.csv, tune.json\n", out.string());
+  fmt::print("  outputs      {}/frontier.csv, tune.json, scenario.resolved.yaml, report.html\n", out.string());
+  if (!html.images.empty()) fmt::print("  charts       {} files in {}\n", html.images.size(), out.string());
 }
 
 }  // namespace
@@ -135,6 +152,8 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("-o,--output", args->out_dir, "Output folder (default: out/<scenario name>/tune)");
   cmd->add_flag("--json", args->json, "Print tune.json instead of the table");
   cmd->add_option("-j,--threads", args->threads, "Simulations at once (default: every core)");
+  cmd->add_flag("--png", args->png, "Also render the report's charts to PNG files in the output folder (headless Chromium)");
+  cmd->add_flag("--svg", args->svg, "Also render the report's charts to SVG files in the output folder (headless Chromium)");
   cmd->callback([args] { tune(*args); });
 }
 

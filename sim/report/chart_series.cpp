@@ -33,4 +33,17 @@ nlohmann::json cdf_points(std::vector<double> values, std::size_t max_points) {
   return {{"x", x}, {"p", p}};
 }
 
+nlohmann::json xy_points(const std::vector<double>& xs, const std::vector<double>& ys) {
+  std::vector<std::size_t> kept;
+  for (std::size_t i = 0; i < std::min(xs.size(), ys.size()); ++i)
+    if (!std::isnan(xs[i]) && !std::isnan(ys[i])) kept.push_back(i);
+  nlohmann::json points = nlohmann::json::array();
+  for (std::size_t k = 0; k < kept.size(); ++k) {
+    const double y = ys[kept[k]];
+    const bool inside_flat_run = k > 0 && k + 1 < kept.size() && ys[kept[k - 1]] == y && ys[kept[k + 1]] == y;
+    if (!inside_flat_run) points.push_back({xs[kept[k]], y});
+  }
+  return points;
+}
+
 }  // namespace headroom::report

@@ -18,6 +18,11 @@ nlohmann::json named_series(const std::string& name, const std::vector<double>& 
 // ranks, the smallest and the largest always included (so the tail's end is exact).
 nlohmann::json cdf_points(std::vector<double> values, std::size_t max_points);
 
+// [[x, y], ...] for a line over its own x values (one policy's timeline among others): rows with a NaN
+// are left out, and so is every point inside a run of equal y values but the run's first and last,
+// which draws the same line (flat stretches of reserved memory cost two points, not thousands).
+nlohmann::json xy_points(const std::vector<double>& xs, const std::vector<double>& ys);
+
 // Numbers as a JSON array, NaN as null.
 nlohmann::json number_array(const std::vector<double>& values);
 

@@ -6,7 +6,7 @@
 // into the DOM only through textContent.
 //
 // The data (a "page"), as the run and replay builders make it:
-//   {"kind": "run" | "replay" | ...,
+//   {"kind": "run" | "replay" | "compare" | "tune",
 //    "title": "...",                                   // the document's title
 //    "header": {"verdict": "...", "facts": [["label", "value"], ...],
 //               "details": [{"label": "...", "text": "..."}]},   // collapsible text blocks

@@ -4,9 +4,11 @@
 
 #include "sim/core/error.hpp"
 #include "sim/report/chart_images.hpp"
+#include "sim/report/compare_report_page.hpp"
 #include "sim/report/html_report.hpp"
 #include "sim/report/replay_report_page.hpp"
 #include "sim/report/run_report_page.hpp"
+#include "sim/report/tune_report_page.hpp"
 
 namespace headroom::report {
 
@@ -15,8 +17,11 @@ nlohmann::json folder_report_page(const std::filesystem::path& dir) {
   if (!fs::is_directory(dir)) throw InputError(dir.string() + ": not a folder");
   if (fs::exists(dir / "summary.json")) return run_report_page(dir);
   if (fs::exists(dir / "replay.json")) return replay_report_page(dir);
-  throw InputError(dir.string() + ": holds neither summary.json (written by headroom run) nor replay.json "
-                                  "(written by headroom replay -o DIR)");
+  if (fs::exists(dir / "comparison.json")) return compare_report_page(dir);
+  if (fs::exists(dir / "tune.json")) return tune_report_page(dir);
+  throw InputError(dir.string() + ": holds none of summary.json (written by headroom run), replay.json "
+                                  "(headroom replay -o DIR), comparison.json (headroom compare) or tune.json "
+                                  "(headroom tune)");
 }
 
 FolderReport write_folder_report(const std::filesystem::path& dir, bool png, bool svg) {

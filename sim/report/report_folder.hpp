@@ -1,8 +1,8 @@
 #pragma once
 // report.html for an output folder: which command wrote the folder is told by the file it left
-// (summary.json: run, replay.json: replay), and that command's page builder draws it from the saved
-// files. `headroom run`, `headroom replay -o` and `headroom report DIR` all go through here, so a
-// report rebuilt later is byte-identical to the one the command wrote.
+// (summary.json: run, replay.json: replay, comparison.json: compare, tune.json: tune), and that
+// command's page builder draws it from the saved files. Those commands and `headroom report DIR` all
+// go through here, so a report rebuilt later is byte-identical to the one the command wrote.
 #include <filesystem>
 #include <vector>
 

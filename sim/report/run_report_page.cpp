@@ -1,8 +1,6 @@
 #include "sim/report/run_report_page.hpp"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -13,65 +11,40 @@
 #include "sim/core/units.hpp"
 #include "sim/report/chart_series.hpp"
 #include "sim/report/csv_columns.hpp"
+#include "sim/report/output_files.hpp"
 
 namespace headroom::report {
 
 namespace {
 
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": cannot open (is this a `headroom run` output folder?)");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-nlohmann::json read_json(const std::filesystem::path& path) {
-  try {
-    return nlohmann::json::parse(read_text(path));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(fmt::format("{}: not valid JSON ({})", path.string(), e.what()));
-  }
-}
-
-// A field of summary.json, with an error naming it when absent or of the wrong type.
-template <class T>
-T field(const nlohmann::json& j, const nlohmann::json::json_pointer& at, const std::string& file) {
-  try {
-    return j.at(at).get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw InputError(fmt::format("{}: field {}: missing or of the wrong type", file, at.to_string()));
-  }
-}
-
 nlohmann::json header(const nlohmann::json& s, const std::string& file, const std::string& resolved_yaml) {
   using P = nlohmann::json::json_pointer;
   nlohmann::json facts = nlohmann::json::array();
-  facts.push_back({"scenario", field<std::string>(s, P("/scenario"), file)});
-  facts.push_back({"engine", field<std::string>(s, P("/engine"), file)});
-  facts.push_back({"model", field<std::string>(s, P("/model"), file)});
-  const Bytes capacity = field<Bytes>(s, P("/gpu/capacity_bytes"), file);
-  facts.push_back({"GPU profile", fmt::format("{} ({}; {} visible)", field<std::string>(s, P("/gpu/profile"), file),
-                                              field<std::string>(s, P("/gpu/source"), file), format_bytes(capacity))});
+  facts.push_back({"scenario", output_field<std::string>(s, P("/scenario"), file)});
+  facts.push_back({"engine", output_field<std::string>(s, P("/engine"), file)});
+  facts.push_back({"model", output_field<std::string>(s, P("/model"), file)});
+  const Bytes capacity = output_field<Bytes>(s, P("/gpu/capacity_bytes"), file);
+  facts.push_back({"GPU profile", fmt::format("{} ({}; {} visible)", output_field<std::string>(s, P("/gpu/profile"), file),
+                                              output_field<std::string>(s, P("/gpu/source"), file), format_bytes(capacity))});
   if (s.contains("memory_budget") && !s["memory_budget"].is_null())
-    facts.push_back({"memory budget", fmt::format("{} ({})", format_bytes(field<Bytes>(s, P("/memory_budget/bytes"), file)),
-                                                  field<std::string>(s, P("/memory_budget/rule"), file))});
+    facts.push_back({"memory budget", fmt::format("{} ({})", format_bytes(output_field<Bytes>(s, P("/memory_budget/bytes"), file)),
+                                                  output_field<std::string>(s, P("/memory_budget/rule"), file))});
   const nlohmann::json& r = s.at("requests");
   facts.push_back({"requests", fmt::format("{} arrived, {} completed, {} dropped, {} rejected, {} unfinished",
                                            r.value("arrived", 0), r.value("completed", 0), r.value("aborted", 0),
                                            r.value("rejected", 0), r.value("unfinished", 0))});
   if (s.contains("memory"))
     facts.push_back({"peak memory", fmt::format("{} allocated, {} reserved",
-                                                format_bytes(field<Bytes>(s, P("/memory/peak_allocated_bytes"), file)),
-                                                format_bytes(field<Bytes>(s, P("/memory/peak_reserved_bytes"), file)))});
+                                                format_bytes(output_field<Bytes>(s, P("/memory/peak_allocated_bytes"), file)),
+                                                format_bytes(output_field<Bytes>(s, P("/memory/peak_reserved_bytes"), file)))});
   if (s.contains("simulated_s"))
-    facts.push_back({"simulated", fmt::format("{:.1f} s of the trace, {} steps", field<double>(s, P("/simulated_s"), file),
-                                              field<std::int64_t>(s, P("/steps/total"), file))});
+    facts.push_back({"simulated", fmt::format("{:.1f} s of the trace, {} steps", output_field<double>(s, P("/simulated_s"), file),
+                                              output_field<std::int64_t>(s, P("/steps/total"), file))});
   nlohmann::json details = nlohmann::json::array();
   details.push_back({{"label", "scenario as resolved (scenario.resolved.yaml)"}, {"text", resolved_yaml}});
   if (!s.value("startup", nlohmann::json::object()).value("ok", true))
-    details.push_back({{"label", "start-up failure"}, {"text", field<std::string>(s, P("/startup/failure"), file)}});
-  return {{"verdict", field<std::string>(s, P("/verdict"), file)}, {"facts", facts}, {"details", details}};
+    details.push_back({{"label", "start-up failure"}, {"text", output_field<std::string>(s, P("/startup/failure"), file)}});
+  return {{"verdict", output_field<std::string>(s, P("/verdict"), file)}, {"facts", facts}, {"details", details}};
 }
 
 nlohmann::json memory_view(const nlohmann::json& s, const CsvColumns& t, const std::string& file) {
@@ -80,7 +53,7 @@ nlohmann::json memory_view(const nlohmann::json& s, const CsvColumns& t, const s
   nlohmann::json areas = nlohmann::json::array();
   // Non-torch bytes (CUDA context, NCCL, ...) are fixed after start-up; they sit under the torch
   // categories so that the stack meets the capacity line where the device is full.
-  const double non_torch = field<double>(s, P("/startup/bytes/non_torch"), file);
+  const double non_torch = output_field<double>(s, P("/startup/bytes/non_torch"), file);
   areas.push_back(named_series("CUDA context and non-torch", std::vector<double>(time.size(), non_torch)));
   const std::pair<const char*, const char*> categories[] = {
       {"weights", "weights_bytes"},          {"KV pool", "kv_pool_bytes"},
@@ -89,10 +62,10 @@ nlohmann::json memory_view(const nlohmann::json& s, const CsvColumns& t, const s
       {"cached but free", "cached_free_bytes"}};
   for (const auto& [name, column] : categories) areas.push_back(named_series(name, t.column(column)));
   nlohmann::json lines = nlohmann::json::array();
-  lines.push_back({{"name", "capacity"}, {"constant", field<double>(s, P("/gpu/capacity_bytes"), file)}});
+  lines.push_back({{"name", "capacity"}, {"constant", output_field<double>(s, P("/gpu/capacity_bytes"), file)}});
   if (s.contains("memory_budget") && !s["memory_budget"].is_null())
     lines.push_back({{"name", "engine budget"},
-                     {"constant", field<double>(s, P("/memory_budget/bytes"), file)}});
+                     {"constant", output_field<double>(s, P("/memory_budget/bytes"), file)}});
   nlohmann::json events = nlohmann::json::array();
   for (const auto& o : s.value("ooms", nlohmann::json::array()))
     events.push_back({{"x", o.value("time_s", 0.0)},
@@ -138,14 +111,14 @@ nlohmann::json cdf_view(const std::string& id, const std::string& title, const s
 
 nlohmann::json run_report_page(const std::filesystem::path& dir) {
   const std::string summary_file = (dir / "summary.json").string();
-  const nlohmann::json s = read_json(dir / "summary.json");
+  const nlohmann::json s = read_output_json(dir / "summary.json", "headroom run");
   const CsvColumns timeline = read_csv_columns(dir / "timeline.csv");
   const CsvColumns requests = read_csv_columns(dir / "requests.csv");
-  const std::string resolved = read_text(dir / "scenario.resolved.yaml");
+  const std::string resolved = read_output_text(dir / "scenario.resolved.yaml", "headroom run");
 
   nlohmann::json page;
   page["kind"] = "run";
-  page["title"] = "headroom run: " + field<std::string>(s, nlohmann::json::json_pointer("/scenario"), summary_file);
+  page["title"] = "headroom run: " + output_field<std::string>(s, nlohmann::json::json_pointer("/scenario"), summary_file);
   page["header"] = header(s, summary_file, resolved);
   nlohmann::json views = nlohmann::json::array();
   if (timeline.rows() > 0) {

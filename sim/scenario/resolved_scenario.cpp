@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/allocator/alloc_config.hpp"
+#include "sim/scenario/simulation.hpp"
 
 namespace headroom::scenario {
 
@@ -104,7 +105,7 @@ YAML::Node workload_node(const Scenario& s) {
 
 std::string resolved_scenario_yaml(const Scenario& s, const engine::EngineConfig& resolved_engine) {
   YAML::Emitter e;
-  e << YAML::Comment("as resolved by headroom run: every default filled in");
+  e << YAML::Comment("as resolved by headroom: every default filled in");
   e << YAML::BeginMap;
   e << YAML::Key << "name" << YAML::Value << s.name;
   e << YAML::Key << "seed" << YAML::Value << s.seed;
@@ -133,6 +134,13 @@ std::string resolved_scenario_yaml(const Scenario& s, const engine::EngineConfig
   }
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
+}
+
+std::string resolved_scenario_yaml(const Scenario& s) {
+  engine::EngineConfig config = s.engine;
+  const engine::Deployment d = deployment(s);
+  std::visit([&](auto& c) { engine::resolve(c, d); }, config);
+  return resolved_scenario_yaml(s, config);
 }
 
 }  // namespace headroom::scenario

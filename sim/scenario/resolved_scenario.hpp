@@ -1,8 +1,8 @@
 #pragma once
 // The scenario as resolved: every engine knob with the value start-up used (its defaults filled in
 // from the model and the GPU), the GPU's capacity, the allocator's canonical string, and the workload
-// with its paths made absolute. `headroom run` writes it beside its outputs; it loads and runs again
-// with the same results.
+// with its paths made absolute. `headroom run`, `compare` and `tune` write it beside their outputs; it loads
+// and runs again with the same results.
 #include <string>
 
 #include "sim/engine/engine_config.hpp"
@@ -11,5 +11,10 @@
 namespace headroom::scenario {
 
 std::string resolved_scenario_yaml(const Scenario& scenario, const engine::EngineConfig& resolved_engine);
+
+// The same with the scenario's own engine knobs resolved against its deployment (what the `engine`
+// policy starts with): for `compare` and `tune`, whose policies and knob values each start the engine
+// their own way. InputError for knobs the engine rejects, as at start-up.
+std::string resolved_scenario_yaml(const Scenario& scenario);
 
 }  // namespace headroom::scenario

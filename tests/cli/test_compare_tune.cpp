@@ -31,6 +31,20 @@ nlohmann::json read_json(const fs::path& p) {
   return nlohmann::json::parse(in);
 }
 
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+// The data report.html draws, as report.js reads it.
+nlohmann::json page_data(const std::string& html) {
+  const std::string open = "<script type=\"application/json\" id=\"headroom-data\">";
+  const std::size_t begin = html.find(open);
+  REQUIRE(begin != std::string::npos);
+  const std::size_t from = begin + open.size();
+  return nlohmann::json::parse(html.substr(from, html.find("</script>", from) - from));
+}
+
 // comparison.json's rows by policy kind.
 std::map<std::string, nlohmann::json> compare(const std::string& scenario) {
   fs::path out = headroom::test::temp_dir("compare");
@@ -101,6 +115,21 @@ TEST_CASE("tune on the quickstart: run at the value found does not OOM, one step
   const double best = t["best"].get<double>(), failing = t["first_failing"].get<double>();
   CHECK(failing == Approx(best + t["step"].get<double>()));
   CHECK(t["frontier"].size() == 11);
+  // report.html: the frontier with the best value marked, rebuilt byte for byte by `headroom report`.
+  const std::string written = slurp(out / "report.html");
+  fs::remove(out / "report.html");
+  REQUIRE(run_headroom("report " + q(out)).exit_code == 0);
+  CHECK(slurp(out / "report.html") == written);
+  nlohmann::json page = page_data(written);
+  CHECK(page["kind"] == "tune");
+  CHECK_THAT(page["header"]["verdict"].get<std::string>(),
+             Catch::StartsWith(fmt::format("gpu_memory_utilization = {:.6g} is the largest value that never runs out of memory",
+                                           best)));
+  REQUIRE(page["views"].size() == 2);
+  CHECK(page["views"][0]["type"] == "frontier");
+  CHECK(page["views"][0]["best"] == t["best"]);
+  CHECK(page["views"][0]["regions"].size() >= 1);  // the values past the best fail
+  CHECK(page["views"][1]["rows"].size() == 11);
   std::ifstream csv(out / "frontier.csv");
   std::string header;
   std::getline(csv, header);

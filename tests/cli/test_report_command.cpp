@@ -1,4 +1,5 @@
-// report.html from the command line: written by run and replay -o, rebuilt byte for byte by
+// report.html from the command line: written by run, replay -o and compare (tune: in
+// tests/cli/test_compare_tune.cpp), rebuilt byte for byte by
 // `headroom report DIR` from the saved outputs, the engine's budget and the GPU capacity saved for
 // it, and the errors (a folder without outputs, a malformed output, --png without a browser).
 // Drawing in a browser: tests/report/check_reports_in_browser.mjs.
@@ -99,11 +100,60 @@ TEST_CASE("report: replay -o saves its results and the report, rebuilt byte for 
   CHECK(final_reserved == replay["final_reserved_bytes"].get<long long>());
 }
 
+TEST_CASE("report: compare writes one row per policy and the memory overlay, rebuilt byte for byte") {
+  fs::path dir = headroom::test::temp_dir("report-compare");
+  const std::string hostile = "<script>window.__injected = 1</script>";
+  write(dir / "p.yaml", "- engine\n- profiled\n- {fragmentation_buffer: {label: \"" + hostile + "\"}}\n");
+  const fs::path out = dir / "out";
+  auto r = run_headroom("compare " + q(source_dir() / "scenarios/incident-sampler-spike.yaml") + " --policies " +
+                        q(dir / "p.yaml") + " -o " + q(out));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("comparison.json, a timeline per policy, scenario.resolved.yaml, report.html"));
+  const std::string written = slurp(out / "report.html");
+  fs::remove(out / "report.html");
+  REQUIRE(run_headroom("report " + q(out)).exit_code == 0);
+  CHECK(slurp(out / "report.html") == written);
+
+  // The engine dies in the sampler spike (tests/cli/test_compare_tune.cpp); profiled and the buffer
+  // survive, profiled with more KV tokens (README walk-through: 2.9% and 5.7% given up).
+  nlohmann::json page = page_data(written);
+  CHECK(page["kind"] == "compare");
+  CHECK_THAT(page["header"]["verdict"].get<std::string>(),
+             Catch::StartsWith("2 of 3 policies serve the workload without running out of memory (engine: OOM while "
+                               "serving at 5.7 s (masked_logits)); of those, profiled(fraction=engine's) keeps the most KV "
+                               "tokens: "));
+  CHECK(page["header"]["facts"][3][1] == "h100-sxm-80gb (datasheet; 79.19 GiB visible)");
+  std::vector<std::string> ids;
+  for (const auto& v : page["views"]) ids.push_back(v["id"]);
+  CHECK(ids == std::vector<std::string>{"policies", "kv-tokens", "latency", "memory"});
+  CHECK(page["views"][0]["rows"][2][0] == hostile);
+  CHECK(written.find(hostile) == std::string::npos);
+  auto comparison = nlohmann::json::parse(slurp(out / "comparison.json"));
+  CHECK(comparison["gpu"]["source"] == "datasheet");
+  const nlohmann::json& memory = page["views"][3];
+  REQUIRE(memory["series"].size() == 3);
+  REQUIRE(memory["events"].size() == 1);
+  CHECK(memory["events"][0]["x"] == comparison["policies"][0]["first_oom"]["time_s"]);
+  CHECK(memory["events"][0]["message"] == comparison["policies"][0]["first_oom"]["message"]);
+  const std::string resolved = slurp(out / "scenario.resolved.yaml");
+  CHECK(resolved.find("max_running_requests: 1024") != std::string::npos);
+  CHECK(resolved.find("cuda_graph_max_bs: 256") != std::string::npos);  // a default filled in
+
+  // A corrupt comparison.json: exit 2 naming it, and no report.html.
+  write(out / "comparison.json", slurp(out / "comparison.json").substr(0, 100));
+  fs::remove(out / "report.html");
+  auto bad = run_headroom("report " + q(out));
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.output, Catch::Contains((out / "comparison.json").string() + ": not valid JSON"));
+  CHECK_FALSE(fs::exists(out / "report.html"));
+}
+
 TEST_CASE("report: folders without outputs, malformed outputs and missing renderers are errors") {
   fs::path dir = headroom::test::temp_dir("report-bad");
   auto empty = run_headroom("report " + q(dir));
   CHECK(empty.exit_code == 2);
-  CHECK_THAT(empty.output, Catch::Contains("holds neither summary.json (written by headroom run) nor replay.json"));
+  CHECK_THAT(empty.output, Catch::Contains("holds none of summary.json (written by headroom run), replay.json"));
 
   fs::path out = dir / "run";
   REQUIRE(run_headroom("run " + q(source_dir() / "scenarios/quickstart.yaml") + " -o " + q(out)).exit_code == 0);

@@ -6,7 +6,8 @@
 // docs/images/quickstart-report.png).
 //
 // Reports: the quickstart (`headroom run`), the project's own sample snapshot (`headroom replay -o`
-// with what-ifs), a scenario and a snapshot whose names hold <script>/<img onerror> markup, and, from
+// with what-ifs), `headroom compare` on the sampler-spike incident, `headroom tune` on the quickstart,
+// a scenario and a snapshot whose names hold <script>/<img onerror> markup, and, from
 // $HEADROOM_DATA when present, a real PyTorch snapshot and a one-hour trace (file size bound). Also:
 // `headroom report DIR` rebuilds the same bytes, and --png/--svg write one image per chart.
 //
@@ -91,6 +92,20 @@ run(['replay', hostileSnapshot, '-o', hostileReplayDir]);
 reports.push({ name: 'replay with markup in its path', dir: hostileReplayDir, hostile: hostileSnapshot,
                views: ['memory', 'fragmentation', 'segments-peak', 'segments-final'] });
 
+// headroom compare on the sampler-spike incident (rows with and without an OOM, memory overlaid) and
+// headroom tune on the quickstart (values that pass and values that fail, the best one marked).
+const compareDir = path.join(workDir, 'compare');
+run(['compare', path.join(sourceDir, 'scenarios', 'incident-sampler-spike.yaml'), '-o', compareDir]);
+const comparison = JSON.parse(readFileSync(path.join(compareDir, 'comparison.json'), 'utf8'));
+reports.push({ name: 'compare of incident-sampler-spike', dir: compareDir, comparison,
+               views: ['policies', 'kv-tokens', 'latency', 'memory'], tables: ['policies'] });
+const tuneDir = path.join(workDir, 'tune');
+run(['tune', path.join(sourceDir, 'scenarios', 'quickstart.yaml'), '--knob', 'gpu_memory_utilization',
+     '--range', '0.99:1.0', '--points', '11', '--stress', 'none', '-o', tuneDir]);
+const tune = JSON.parse(readFileSync(path.join(tuneDir, 'tune.json'), 'utf8'));
+reports.push({ name: 'tune of the quickstart', dir: tuneDir, tune, views: ['frontier', 'frontier-table'],
+               tables: ['frontier-table'] });
+
 const realSnapshot = path.join(dataDir, 'torch_snapshots', 'cs336_magma27_train_step.pickle');
 const hourTrace = path.join(sourceDir, 'scenarios', 'vllm-azure-conv.yaml');
 const haveData = existsSync(realSnapshot) && existsSync(path.join(dataDir, 'azure2023_conv.csv'));
@@ -114,12 +129,12 @@ if (haveData) {
 }
 
 // report.html is rebuilt byte for byte from the saved outputs; --png/--svg write one file per chart.
-for (const r of reports.filter((x) => x.dir === quickDir || x.dir === sampleDir)) {
+for (const r of reports.filter((x) => [quickDir, sampleDir, compareDir, tuneDir].includes(x.dir))) {
   const written = readFileSync(path.join(r.dir, 'report.html'));
   run(['report', r.dir, '--png', '--svg']);
   check(Buffer.compare(written, readFileSync(path.join(r.dir, 'report.html'))) === 0,
         `${r.name}: headroom report rebuilds the same report.html`);
-  const charts = r.views.filter((v) => v !== 'what-if-table');
+  const charts = r.views.filter((v) => !(r.tables || ['what-if-table']).includes(v));
   for (const id of charts) {
     const png = path.join(r.dir, `${id}.png`), svg = path.join(r.dir, `${id}.svg`);
     const pngOk = existsSync(png) && readFileSync(png).subarray(0, 8).equals(Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]))
@@ -193,6 +208,50 @@ try {
       }, r.ooms[0].time_s);
       check(r.ooms.length > 0 && shown.includes(r.ooms[0].message),
             `the memory chart shows the first of ${r.ooms.length} OOMs' message on hover`);
+    }
+    if (r.comparison) {
+      // Every policy that started has its line; each first OOM while serving is a marker on it whose
+      // PyTorch message shows on hover.
+      const rows = r.comparison.policies;
+      const started = rows.filter((p) => p.started).length;
+      const oomRows = rows.filter((p) => p.started && p.first_oom);
+      const shown = await page.evaluate(() => {
+        const c = window.headroom.chart('memory');
+        const series = c.getOption().series;
+        const ooms = series.findIndex((s) => s.name === 'OOM' && s.type === 'scatter');
+        const lines = series.filter((s) => s.type === 'line' && s.name !== 'capacity').length;
+        if (ooms >= 0) c.dispatchAction({ type: 'showTip', seriesIndex: ooms, dataIndex: 0 });
+        return { lines, markers: ooms >= 0 ? series[ooms].data.length : 0,
+                 text: document.querySelector('#view-memory').textContent,
+                 kvBars: window.headroom.chart('kv-tokens').getOption().series.map((s) => s.data.filter((v) => v !== null).length) };
+      });
+      check(shown.lines === started, `memory: ${shown.lines} policies' reserved memory lines (${started} started)`);
+      check(oomRows.length > 0 && shown.markers === oomRows.length && shown.text.includes(oomRows[0].first_oom.message),
+            `memory: ${shown.markers} OOM markers, the first one's message on hover`);
+      const clean = rows.filter((p) => p.started && !p.first_oom).length;
+      check(shown.kvBars[0] === clean && shown.kvBars[1] === rows.length - clean && clean > 0 && clean < rows.length,
+            `kv-tokens: ${shown.kvBars[0]} bars without an OOM, ${shown.kvBars[1]} with one`);
+    }
+    if (r.tune) {
+      // The failing values are shaded, the best value is marked, TTFT p99 is on the second axis.
+      const f = await page.evaluate(() => {
+        const o = window.headroom.chart('frontier').getOption();
+        const kv = o.series[0], best = o.series.find((s) => s.name === 'best');
+        return { regions: kv.markArea ? kv.markArea.data.length : 0,
+                 best: best ? best.markLine.data[0][0].coord[0] : null,
+                 bestAt: best ? window.headroom.chart('frontier').getZr().storage.getDisplayList()
+                   .filter((e) => e.shape && e.shape.x1 !== undefined && e.shape.x1 === e.shape.x2 && e.shape.y1 > e.shape.y2)
+                   .map((e) => e.shape.x1) : [],
+                 bestPx: best ? window.headroom.chart('frontier').convertToPixel({ xAxisIndex: 0 }, best.markLine.data[0][0].coord[0]) : null,
+                 fails: o.series.find((s) => s.name === 'fails').data.length,
+                 ttftAxis: o.series.find((s) => s.name === 'TTFT p99').yAxisIndex };
+      });
+      const failing = r.tune.frontier.filter((p) => p.oom).length;
+      check(f.regions >= 1 && f.fails === failing && failing > 0 && failing < r.tune.frontier.length,
+            `frontier: ${f.fails} failing values marked in ${f.regions} shaded stretch(es)`);
+      // The best value's line is drawn where the x axis puts that value (not at the axis' start).
+      check(f.best === r.tune.best && f.bestAt.some((x) => Math.abs(x - f.bestPx) < 1.5) && f.ttftAxis === 1,
+            `frontier: best value ${f.best} marked at x = ${f.bestPx} px, TTFT p99 on axis 2`);
     }
     if (r.hostile) {
       check(state.injected === undefined, 'the markup in the name ran nothing');
