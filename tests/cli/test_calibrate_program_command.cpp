@@ -17,11 +17,10 @@
 
 using namespace headroom;
 using headroom::test::run_headroom;
+using headroom::test::q;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
 
 // Two layers of Llama-3.1-8B, 512 prefill tokens over 2 sequences, as record_steps.py would
 // describe a recording of it.

@@ -14,26 +14,18 @@
 #include "tests/support/test_data.hpp"
 
 using headroom::test::run_headroom;
+using headroom::test::q;
+using headroom::test::slurp;
+using headroom::test::write;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
 fs::path source_dir() { return fs::path(HEADROOM_SOURCE_DIR); }
-
-void write(const fs::path& p, const std::string& text) {
-  std::ofstream out(p);
-  out << text;
-}
 
 nlohmann::json read_json(const fs::path& p) {
   std::ifstream in(p);
   return nlohmann::json::parse(in);
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), {});
 }
 
 // The data report.html draws, as report.js reads it.

@@ -10,14 +10,11 @@
 #include "tests/support/test_data.hpp"
 
 using headroom::test::run_headroom;
+using headroom::test::q;
+using headroom::test::write;
 namespace fs = std::filesystem;
 
 namespace {
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
-void write(const fs::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary);
-  out << bytes;
-}
 }  // namespace
 
 TEST_CASE("replay --json on a real snapshot reports every address matched") {

@@ -11,21 +11,12 @@
 #include "tests/support/test_data.hpp"
 
 using headroom::test::run_headroom;
+using headroom::test::q;
+using headroom::test::slurp;
+using headroom::test::write;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), {});
-}
-
-void write(const fs::path& p, const std::string& text) {
-  std::ofstream out(p);
-  out << text;
-}
 
 fs::path source_dir() { return fs::path(HEADROOM_SOURCE_DIR); }
 

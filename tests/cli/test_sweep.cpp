@@ -16,16 +16,11 @@
 #include "tests/support/test_data.hpp"
 
 using headroom::test::run_headroom;
+using headroom::test::q;
+using headroom::test::write;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
-
-void write(const fs::path& p, const std::string& text) {
-  std::ofstream out(p);
-  out << text;
-}
 
 std::string read(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -1,5 +1,8 @@
 #include "tests/support/test_data.hpp"
 
+#include <fstream>
+#include <iterator>
+
 #include <array>
 #include <atomic>
 #include <cstdio>
@@ -68,6 +71,23 @@ CommandResult run_shell(const std::string& command) {
   int status = ::pclose(pipe);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return {code, out};
+}
+
+std::string q(const std::filesystem::path& path) {
+  std::string quoted(1, '\'');  // appended piecewise: GCC 12 warns falsely on "'" + s + "'" (bug 105329)
+  quoted += path.string();
+  quoted += '\'';
+  return quoted;
+}
+
+std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+void write(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
 }
 
 }  // namespace headroom::test

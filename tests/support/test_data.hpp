@@ -20,6 +20,12 @@ struct CommandResult {
 };
 CommandResult run_headroom(const std::string& args);
 
+// Command-line tests' file helpers: a path quoted for the shell, a whole file's bytes, a file
+// written with `bytes` (binary, no newline translation).
+std::string q(const std::filesystem::path& path);
+std::string slurp(const std::filesystem::path& path);
+void write(const std::filesystem::path& path, const std::string& bytes);
+
 // The headroom binary under test, and any shell command run with the tests' $HEADROOM_DATA (for
 // launchers: `mpirun -n 2 <headroom_binary()> sweep ...`).
 std::string headroom_binary();
