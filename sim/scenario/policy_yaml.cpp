@@ -27,7 +27,7 @@ policy::PolicyKind kind_of(const YamlSection& parent, const YAML::Node& at, std:
                           fmt::join(policy::policy_kind_names(), ", ")));
 }
 
-// The parameters each kind reads (besides `label`).
+// The parameters each kind reads, `label` included.
 std::vector<std::string> parameters_of(policy::PolicyKind kind) {
   using K = policy::PolicyKind;
   switch (kind) {
