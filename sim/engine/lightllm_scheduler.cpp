@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/engine/queue_membership.hpp"
 
 namespace headroom::engine {
 
@@ -355,15 +356,9 @@ KvUsage LightllmScheduler::kv_usage() const {
 
 void LightllmScheduler::check_invariants() const {
   pool_.check_invariants();
-  std::vector<int> in_waiting(slots_.size(), 0), in_running(slots_.size(), 0);
-  for (std::uint64_t id : waiting_) {
-    if (id >= slots_.size() || !slots_[id].known) broken(fmt::format("unknown request {} waiting", id));
-    ++in_waiting[id];
-  }
-  for (std::uint64_t id : running_) {
-    if (id >= slots_.size() || !slots_[id].known) broken(fmt::format("unknown request {} running", id));
-    ++in_running[id];
-  }
+  auto known = [this](std::uint64_t id) { return slots_[id].known; };
+  const std::vector<int> in_waiting = queue_membership(waiting_, slots_.size(), known, "LightllmScheduler", "waiting");
+  const std::vector<int> in_running = queue_membership(running_, slots_.size(), known, "LightllmScheduler", "running");
   Tokens held_sum = 0;
   std::int64_t paused = 0;
   for (std::size_t id = 0; id < slots_.size(); ++id) {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/engine/queue_membership.hpp"
 
 namespace headroom::engine {
 
@@ -494,15 +495,9 @@ void SglangScheduler::check_invariants() const {
   cache_.check_invariants();
   if (!(new_token_ratio_ >= 0 && new_token_ratio_ <= 1))
     broken(fmt::format("new_token_ratio {} outside [0, 1]", new_token_ratio_));
-  std::vector<int> in_waiting(slots_.size(), 0), in_running(slots_.size(), 0);
-  for (std::uint64_t id : waiting_) {
-    if (id >= slots_.size() || !slots_[id].known) broken(fmt::format("unknown request {} waiting", id));
-    ++in_waiting[id];
-  }
-  for (std::uint64_t id : running_) {
-    if (id >= slots_.size() || !slots_[id].known) broken(fmt::format("unknown request {} running", id));
-    ++in_running[id];
-  }
+  auto known = [this](std::uint64_t id) { return slots_[id].known; };
+  const std::vector<int> in_waiting = queue_membership(waiting_, slots_.size(), known, "SglangScheduler", "waiting");
+  const std::vector<int> in_running = queue_membership(running_, slots_.size(), known, "SglangScheduler", "running");
   Tokens own = 0;
   std::int64_t live = 0;
   for (std::size_t id = 0; id < slots_.size(); ++id) {

@@ -13,6 +13,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/engine/lightllm_scheduler.hpp"
+#include "tests/engine/scheduler_harness.hpp"
 
 using namespace headroom;
 using namespace headroom::engine;
@@ -29,43 +30,7 @@ LightllmSchedulerLimits limits(Tokens capacity) {
   return l;
 }
 
-struct Harness {
-  std::deque<RequestState> table;
-  LightllmScheduler sched;
-  StepPlan plan;
-  std::vector<std::uint64_t> finished;
-  Seconds now = 0;
-  std::int64_t steps = 0;
-
-  explicit Harness(const LightllmSchedulerLimits& l) : sched(l) { sched.attach(&table); }
-
-  std::uint64_t add(Tokens prompt, Tokens output) {
-    const std::uint64_t id = table.size();
-    RequestState r;
-    r.id = id;
-    r.arrival_s = now;
-    r.prompt_tokens = prompt;
-    r.max_output_tokens = output;
-    table.push_back(r);
-    sched.add_request(id);
-    return id;
-  }
-  const StepPlan& step() {
-    plan.clear();
-    sched.schedule(now, plan);
-    sched.check_invariants();
-    finished.clear();
-    if (!plan.empty()) {
-      now += 0.01;
-      ++steps;
-      sched.complete_step(plan, now, finished);
-      sched.check_invariants();
-    }
-    return plan;
-  }
-  bool is_prefill() const { return !plan.empty() && !plan.scheduled.front().is_decode; }
-  const RequestState& r(std::uint64_t id) const { return table[id]; }
-};
+using Harness = headroom::engine::test::SchedulerHarness<LightllmScheduler>;
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/engine/sglang_scheduler.hpp"
+#include "tests/engine/scheduler_harness.hpp"
 
 using namespace headroom;
 using namespace headroom::engine;
@@ -31,51 +32,7 @@ SglangSchedulerLimits limits(Tokens capacity, std::int64_t chunk = 8192, double 
   return l;
 }
 
-// A request table, the scheduler, and a fake clock: each step takes 10 ms.
-struct Harness {
-  std::deque<RequestState> table;
-  std::deque<std::vector<std::uint64_t>> hashes;
-  SglangScheduler sched;
-  StepPlan plan;
-  std::vector<std::uint64_t> finished;
-  std::vector<std::uint64_t> aborted;  // reported through plans
-  Seconds now = 0;
-  std::int64_t steps = 0;
-
-  explicit Harness(const SglangSchedulerLimits& l) : sched(l) { sched.attach(&table); }
-
-  std::uint64_t add(Tokens prompt, Tokens output, std::vector<std::uint64_t> h = {}) {
-    const std::uint64_t id = table.size();
-    hashes.push_back(std::move(h));
-    RequestState r;
-    r.id = id;
-    r.arrival_s = now;
-    r.prompt_tokens = prompt;
-    r.max_output_tokens = output;
-    r.prefix_hashes = &hashes.back();
-    r.prefix_block_tokens = hashes.back().empty() ? 0 : 512;
-    table.push_back(r);
-    sched.add_request(id);
-    return id;
-  }
-  // Plans a step and runs it to completion; the plan stays readable until the next step.
-  const StepPlan& step() {
-    plan.clear();
-    sched.schedule(now, plan);
-    sched.check_invariants();
-    aborted.insert(aborted.end(), plan.aborted.begin(), plan.aborted.end());
-    finished.clear();
-    if (!plan.empty()) {
-      now += 0.01;
-      ++steps;
-      sched.complete_step(plan, now, finished);
-      sched.check_invariants();
-    }
-    return plan;
-  }
-  bool is_prefill() const { return !plan.empty() && !plan.scheduled.front().is_decode; }
-  const RequestState& r(std::uint64_t id) const { return table[id]; }
-};
+using Harness = headroom::engine::test::SchedulerHarness<SglangScheduler>;
 
 }  // namespace
 
