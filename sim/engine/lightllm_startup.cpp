@@ -93,16 +93,7 @@ StartupResult lightllm_startup(const Deployment& d, LightllmConfig c, const Star
   }
   r.kv_tokens = tokens;
   r.kv_blocks = tokens;
-  alloc::Block* kv = nullptr;
-  if (Bytes kv_bytes = static_cast<Bytes>(tokens + 1) * layout.bytes_per_token; kv_bytes > 0) {
-    kv = a.malloc(kv_bytes);
-    if (!kv) {
-      fail_oom(r, StartupStage::kv_cache_allocation, *a.last_oom(), d);
-      return finish();
-    }
-    m.kv_cache.push_back(kv);
-    r.bytes.kv_cache = kv->size;
-  }
+  if (!allocate_kv_cache(r, d, 1, static_cast<Bytes>(tokens + 1) * layout.bytes_per_token)) return finish();
   r.log.push_back(fmt::format("kv cache size: {} tokens, {}", tokens, format_bytes(r.bytes.kv_cache)));
 
   // _check_mem_size.
@@ -120,14 +111,9 @@ StartupResult lightllm_startup(const Deployment& d, LightllmConfig c, const Star
   }
 
   // Request manager: req_to_token_indexs.
-  alloc::Block* req =
-      a.malloc(lightllm_req_to_token_bytes(c.running_max_req_size, f.batch_max_tokens, c.max_req_total_len));
-  if (!req) {
-    fail_oom(r, StartupStage::request_pool, *a.last_oom(), d);
+  if (!allocate_request_pool(
+          r, d, lightllm_req_to_token_bytes(c.running_max_req_size, f.batch_max_tokens, c.max_req_total_len)))
     return finish();
-  }
-  m.request_pool.push_back(req);
-  r.bytes.request_pool = req->size;
 
   // The first forward creates the cuBLAS workspaces outside the allocator (§5).
   initialise_cublas(m, d);

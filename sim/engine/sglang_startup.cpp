@@ -62,7 +62,6 @@ StartupResult sglang_startup(const Deployment& d, SglangConfig c, const StartupD
   const std::int64_t context_len = *c.context_length;
   r.memory = make_serving_memory(d);
   ServingMemory& m = r.memory;
-  alloc::CachingAllocator& a = *m.allocator;
   auto finish = [&]() -> StartupResult {
     r.figures = f;
     finish_bytes(r);
@@ -136,27 +135,13 @@ StartupResult sglang_startup(const Deployment& d, SglangConfig c, const StartupD
   const int tensors = layout.mla ? layout.layers : 2 * layout.layers;
   const Bytes per_token = layout.mla ? layout.bytes_per_token_per_layer : layout.bytes_per_token_per_layer / 2;
   const Bytes per_tensor = rows * per_token;
-  for (int i = 0; i < tensors; ++i) {
-    alloc::Block* b = a.malloc(per_tensor);
-    if (!b) {
-      fail_oom(r, StartupStage::kv_cache_allocation, *a.last_oom(), d);
-      return finish();
-    }
-    m.kv_cache.push_back(b);
-    r.bytes.kv_cache += b->size;
-  }
+  if (!allocate_kv_cache(r, d, tensors, per_tensor)) return finish();
   r.log.push_back(fmt::format("KV Cache is allocated. #tokens: {}, K size: {:.2f} GB, V size: {:.2f} GB", tokens,
                               static_cast<double>(r.bytes.kv_cache) / 2 / static_cast<double>(GiB),
                               static_cast<double>(r.bytes.kv_cache) / 2 / static_cast<double>(GiB)));
 
   // ReqToTokenPool (§2.3): inside the 1 − MFS margin.
-  alloc::Block* pool = a.malloc(sglang_req_to_token_pool_bytes(f.max_num_reqs, context_len));
-  if (!pool) {
-    fail_oom(r, StartupStage::request_pool, *a.last_oom(), d);
-    return finish();
-  }
-  m.request_pool.push_back(pool);
-  r.bytes.request_pool = pool->size;
+  if (!allocate_request_pool(r, d, sglang_req_to_token_pool_bytes(f.max_num_reqs, context_len))) return finish();
 
   // init_cublas: the first GEMM creates the cuBLAS workspaces outside the allocator (§5).
   initialise_cublas(m, d);

@@ -88,6 +88,33 @@ bool load_weights(StartupResult& r, const Deployment& d) {
   return true;
 }
 
+bool allocate_kv_cache(StartupResult& r, const Deployment& d, int tensors, Bytes bytes_each) {
+  if (bytes_each == 0) return true;
+  alloc::CachingAllocator& a = *r.memory.allocator;
+  for (int i = 0; i < tensors; ++i) {
+    alloc::Block* b = a.malloc(bytes_each);
+    if (!b) {
+      fail_oom(r, StartupStage::kv_cache_allocation, *a.last_oom(), d);
+      return false;
+    }
+    r.memory.kv_cache.push_back(b);
+    r.bytes.kv_cache += b->size;
+  }
+  return true;
+}
+
+bool allocate_request_pool(StartupResult& r, const Deployment& d, Bytes bytes) {
+  alloc::CachingAllocator& a = *r.memory.allocator;
+  alloc::Block* b = a.malloc(bytes);
+  if (!b) {
+    fail_oom(r, StartupStage::request_pool, *a.last_oom(), d);
+    return false;
+  }
+  r.memory.request_pool.push_back(b);
+  r.bytes.request_pool = b->size;
+  return true;
+}
+
 bool allocate_attention_workspace(StartupResult& r, const Deployment& d, Bytes bytes) {
   if (bytes == 0) return true;
   alloc::CachingAllocator& a = *r.memory.allocator;

@@ -125,6 +125,14 @@ void fail_oom(StartupResult& r, StartupStage stage, const alloc::OomInfo& oom, c
 // Allocates the weight tensors one by one in module order; false (and `r` failed) on OOM.
 bool load_weights(StartupResult& r, const Deployment& deployment);
 
+// Allocates the KV cache as `tensors` tensors of `bytes_each` (vLLM one per layer, SGLang K and V per
+// layer, LightLLM one); false (and `r` failed) on OOM. Zero bytes allocate nothing.
+bool allocate_kv_cache(StartupResult& r, const Deployment& deployment, int tensors, Bytes bytes_each);
+
+// Allocates the request-to-token table (SGLang ReqToTokenPool, LightLLM req_to_token_indexs);
+// false (and `r` failed) on OOM.
+bool allocate_request_pool(StartupResult& r, const Deployment& deployment, Bytes bytes);
+
 // Allocates one engine-wide buffer the forward programs know as attention_workspace, so that they
 // find it held; false (and `r` failed) on OOM.
 bool allocate_attention_workspace(StartupResult& r, const Deployment& deployment, Bytes bytes);

@@ -194,16 +194,7 @@ StartupResult vllm_startup(const Deployment& d, VllmConfig c, const StartupDirec
       fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x", *c.max_model_len, f.max_concurrency));
 
   // initialize_kv_cache_tensors: one zeroed int8 tensor of page_size × num_blocks per layer.
-  const Bytes per_layer = f.page_size * static_cast<Bytes>(r.kv_blocks);
-  for (int l = 0; l < L; ++l) {
-    alloc::Block* b = a.malloc(per_layer);
-    if (!b) {
-      fail_oom(r, StartupStage::kv_cache_allocation, *a.last_oom(), d);
-      return finish();
-    }
-    m.kv_cache.push_back(b);
-    r.bytes.kv_cache += b->size;
-  }
+  if (!allocate_kv_cache(r, d, L, f.page_size * static_cast<Bytes>(r.kv_blocks))) return finish();
 
   // compile_or_warm_up_model: the first warm-up with attention metadata builds the backend's
   // workspace (FlashInfer 256 MiB, §5), then graphs are captured into one private pool (§1.5).
