@@ -8,19 +8,14 @@
 
 #include "sim/engine/startup.hpp"
 #include "sim/model/catalogue.hpp"
+#include "tests/engine/deployment_on.hpp"
 
 using namespace headroom;
 using namespace headroom::engine;
 
-namespace {
+using headroom::engine::test::on;
 
-Deployment on(const std::string& gpu, const std::string& model = "Llama-3.1-8B", int tp = 1) {
-  Deployment d;
-  d.model = model::catalogue_model(model);
-  d.gpu = device::load_gpu_profile(gpu);
-  d.tp = tp;
-  return d;
-}
+namespace {
 
 double gib(Bytes b) { return static_cast<double>(b) / static_cast<double>(GiB); }
 

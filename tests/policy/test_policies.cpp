@@ -12,19 +12,14 @@
 #include "sim/policy/kv_budget.hpp"
 #include "sim/policy/policy.hpp"
 #include "sim/policy/workspace_aware.hpp"
+#include "tests/engine/deployment_on.hpp"
 
 using namespace headroom;
 using namespace headroom::policy;
 
-namespace {
+using headroom::engine::test::on;
 
-engine::Deployment on(const std::string& gpu, const std::string& model = "Llama-3.1-8B", int tp = 1) {
-  engine::Deployment d;
-  d.model = model::catalogue_model(model);
-  d.gpu = device::load_gpu_profile(gpu);
-  d.tp = tp;
-  return d;
-}
+namespace {
 
 PolicySpec spec(PolicyKind kind) {
   PolicySpec s;
