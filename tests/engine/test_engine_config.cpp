@@ -271,3 +271,14 @@ TEST_CASE("engine option names parse in the engines' spellings and reject others
   CHECK(engine_of(EngineConfig{SglangConfig{}}) == model::Engine::sglang);
   CHECK(engine_of(EngineConfig{LightllmConfig{}}) == model::Engine::lightllm);
 }
+
+TEST_CASE("vllm mla_decode_out: a per-layer or shared buffer on a model without MLA is refused") {
+  VllmConfig c;
+  c.mla_decode_out = model::DecodeOutBuffer::per_layer;
+  Deployment d = on("h100-sxm-80gb");
+  CHECK_THROWS_WITH(resolve(c, d), "vllm mla_decode_out: 'per-layer' applies to MLA models only, and model "
+                                   "'Llama-3.1-8B' is not one");
+  VllmConfig m;
+  m.mla_decode_out = model::DecodeOutBuffer::shared;
+  CHECK_NOTHROW(resolve(m, on("h200-141gb", "DeepSeek-V3", 8)));
+}

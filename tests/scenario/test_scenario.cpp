@@ -125,3 +125,40 @@ TEST_CASE("scenario: every shipped sweep grid loads, each point validated") {
   CHECK(grid.points[23].scenario.policy.kind == headroom::policy::PolicyKind::fragmentation_buffer);
   CHECK(grid.points[23].id == "d7dd2a3d3e365fbd");  // as the README's run printed it (the id hashes quickstart.yaml's text)
 }
+
+TEST_CASE("scenario: policy, compare, burst and mla_decode_out are read, and their bad values named") {
+  const std::string vllm = "engine: {kind: vllm}\n";
+  Scenario s = parse_scenario(kBase + vllm + "policy: {fragmentation_buffer: {k: 3, floor: 200MiB}}\n"
+                                  "compare: [engine, {allocator: \"expandable_segments:True\"}]\n",
+                              "x.yaml", "/tmp");
+  CHECK(s.policy.kind == policy::PolicyKind::fragmentation_buffer);
+  CHECK(s.policy.k == 3);
+  CHECK(s.policy.floor == 200 * MiB);
+  REQUIRE(s.compare.size() == 2);
+  CHECK(s.compare[1].alloc_conf == "expandable_segments:True");
+
+  CHECK(error_of(kBase + vllm + "policy: {profiled: {k: 2}}\n") ==
+        "x.yaml:5:21: unknown key 'policy[0].profiled.k'");
+  CHECK(error_of(kBase + vllm + "compare: [engine, static_fractoin]\n") ==
+        "x.yaml:5:19: key 'compare[1]': unknown policy 'static_fractoin'; did you mean 'static_fraction'?; expected "
+        "one of engine, static_fraction, profiled, fragmentation_buffer, auto_profile, workspace_aware, "
+        "workspace_cap, shared_decode_buffer, release_on_oom, allocator");
+  CHECK(error_of(kBase + vllm + "compare: []\n").find("key 'compare': expected a non-empty list of policies") !=
+        std::string::npos);
+
+  const std::string burst_base =
+      "gpu: {profile: h100-sxm-80gb}\nmodel: {name: Llama-3.1-8B}\n" + vllm +
+      "workload:\n  synthetic: {requests: 10, arrivals: {process: poisson, rate: 1}, input: {dist: fixed, value: 100}, "
+      "output: {dist: fixed, value: 10}}\n  transforms:\n    burst: ";
+  Scenario b = parse_scenario(burst_base + "{at_s: 5, duration_s: 2, factor: 3}\n", "x.yaml", "/tmp");
+  REQUIRE(b.workload.transforms.burst);
+  CHECK(b.workload.transforms.burst->factor == 3);
+  CHECK(error_of(burst_base + "{at_s: 5, factor: 1}\n").find("key 'workload.transforms.burst.factor'") !=
+        std::string::npos);
+  CHECK(error_of(burst_base + "{duration_s: 5}\n").find("burst.at_s") != std::string::npos);
+
+  // Parsed here; refused at start-up for a model without MLA (engine_config resolve).
+  Scenario m = parse_scenario(kBase + "engine: {kind: vllm, mla_decode_out: per-layer}\n", "x.yaml", "/tmp");
+  CHECK(std::get<engine::VllmConfig>(m.engine).mla_decode_out == model::DecodeOutBuffer::per_layer);
+  CHECK(error_of(kBase + "engine: {kind: vllm, mla_decode_out: sideways}\n").find("mla_decode_out") != std::string::npos);
+}
