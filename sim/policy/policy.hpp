@@ -33,7 +33,9 @@ std::optional<PolicyKind> parse_policy_kind(std::string_view text);
 const std::vector<std::string_view>& policy_kind_names();
 
 // A policy as plain data (a scenario's `compare:` entry); parameters a kind does not use are
-// ignored, and every default is the documented one.
+// ignored, and every default is the documented one. auto_profile's numbers are LightLLM PR #1273's
+// (serving-memory-model.md §3); the fragmentation buffer's k = 2 and 150 MiB floor are the proposal
+// the project's policy issue names (150 MiB is vLLM's logged redundancy, §1.1).
 struct PolicySpec {
   PolicyKind kind = PolicyKind::engine;
   std::string label;                    // shown in tables; default: describe()
@@ -43,10 +45,10 @@ struct PolicySpec {
   double k = 2.0;                       // fragmentation_buffer: multiple of the measured fragmentation
   Bytes floor = 150 * MiB;              // fragmentation_buffer: the least buffer
   double mem_fraction = 1.0;            // auto_profile: multiplier of the measured budget (PR #1273)
-  Bytes canary = 256 * MiB;             // auto_profile, release_on_oom
-  double shrink = 0.05;                 // auto_profile: the KV capacity lost per retry
-  int max_retries = 3;                  // auto_profile: retries after the first attempt
-  std::int64_t min_probe_tokens = 8192; // auto_profile: probe KV = max(this, prefill + graph batch)
+  Bytes canary = 256 * MiB;             // auto_profile, release_on_oom (PR #1273's canary)
+  double shrink = 0.05;                 // auto_profile: the KV capacity lost per retry (PR #1273)
+  int max_retries = 3;                  // auto_profile: retries after the first attempt (PR #1273)
+  std::int64_t min_probe_tokens = 8192; // auto_profile: probe KV = max(this, prefill + graph batch) (PR #1273)
   std::string alloc_conf;               // allocator: the configuration string
 };
 
