@@ -12,6 +12,10 @@ constexpr Bytes kOneExabyte = Bytes{1} << 60;  // requests >= 1 EB fail up front
 inline std::int64_t i64(Bytes b) { return static_cast<std::int64_t>(b); }
 }  // namespace
 
+// The steps of a malloc or free served from the cache: inlined into malloc()/free() so that the
+// common path is one call with no spills between the rules (they stay separate functions to read).
+#define HEADROOM_CACHE_PATH [[gnu::always_inline]] inline
+
 CachingAllocator::CachingAllocator(device::Device& device, AllocatorConfig config)
     : device_(device), config_(std::move(config)), divisions_configured_(config_.rounds_to_divisions()) {
   stats_.max_split_size = config_.max_split_limited() ? i64(config_.max_split_size) : -1;
@@ -83,7 +87,7 @@ Block* CachingAllocator::malloc(Bytes requested, StreamId stream) {
   return block;
 }
 
-BlockPool& CachingAllocator::get_pool(Bytes size, StreamId stream) {
+HEADROOM_CACHE_PATH BlockPool& CachingAllocator::get_pool(Bytes size, StreamId stream) {
   if (!captures_underway_.empty()) [[unlikely]] {
     for (const auto& [id, capture_stream] : captures_underway_) {
       if (capture_stream == stream) {
@@ -95,7 +99,7 @@ BlockPool& CachingAllocator::get_pool(Bytes size, StreamId stream) {
   return size <= kSmallSize ? small_blocks_ : large_blocks_;
 }
 
-bool CachingAllocator::get_free_block(AllocParams& p) {
+HEADROOM_CACHE_PATH bool CachingAllocator::get_free_block(AllocParams& p) {
   BlockPool& pool = *p.pool;
   if (gc_enabled()) ++pool.get_free_blocks_call_count;  // the GC's notion of block age
   Block* b = find_free_block(pool, p.stream, p.size);
@@ -105,7 +109,7 @@ bool CachingAllocator::get_free_block(AllocParams& p) {
   return true;
 }
 
-Block* CachingAllocator::find_free_block(BlockPool& pool, StreamId stream, Bytes size) const {
+HEADROOM_CACHE_PATH Block* CachingAllocator::find_free_block(BlockPool& pool, StreamId stream, Bytes size) const {
   auto it = pool.blocks.lower_bound(SizeKey{stream, size, 0}, SizeKeyCompare{});
   if (it == pool.blocks.end() || it->stream != stream) return nullptr;
 
@@ -283,13 +287,13 @@ void CachingAllocator::garbage_collect_cached_blocks() {
   }
 }
 
-bool CachingAllocator::should_split(const Block& block, Bytes size) const {
+HEADROOM_CACHE_PATH bool CachingAllocator::should_split(const Block& block, Bytes size) const {
   Bytes remaining = block.size - size;
   if (block.pool->is_small || config_.expandable_segments) return remaining >= kMinBlockSize;
   return size < config_.max_split_size && remaining > kSmallSize;
 }
 
-Block* CachingAllocator::alloc_found_block(AllocParams& p, bool split_remainder) {
+HEADROOM_CACHE_PATH Block* CachingAllocator::alloc_found_block(AllocParams& p, bool split_remainder) {
   Block* block = p.block;
   BlockPool& pool = *p.pool;
   const bool small = pool.is_small;
@@ -383,7 +387,7 @@ void CachingAllocator::report_oom(const AllocParams& p) {
 // free
 
 // The free_requested half of a free: allocated bytes drop at once; the block stays active.
-void CachingAllocator::release_allocation(Block* block) {
+HEADROOM_CACHE_PATH void CachingAllocator::release_allocation(Block* block) {
   block->allocated = false;
   const bool small = block->pool->is_small;
   hot_.allocation.decrease(small, 1);
@@ -464,7 +468,7 @@ void CachingAllocator::synchronize() {
   after_operation();
 }
 
-void CachingAllocator::free_block(Block* block) {
+HEADROOM_CACHE_PATH void CachingAllocator::free_block(Block* block) {
   assert(!block->allocated && block->event_count == 0 && block->stream_uses.empty());
   if (recording_) [[unlikely]]
     trace(TraceAction::FreeCompleted, block->ptr, block->requested_size, block->stream);
@@ -514,9 +518,10 @@ void CachingAllocator::free_block(Block* block) {
   hot_.requested_bytes.decrease(small, i64(requested));
 }
 
-Bytes CachingAllocator::try_merge_blocks(Block* dst, Block* src, BlockPool& pool, Block** slot) {
-  if (!src || src->allocated || src->event_count > 0 || !src->stream_uses.empty() || dst->mapped != src->mapped)
-    return 0;
+HEADROOM_CACHE_PATH Bytes CachingAllocator::try_merge_blocks(Block* dst, Block* src, BlockPool& pool, Block** slot) {
+  // A neighbour is mergeable when it is cached: inactive, so in its pool's free or unmapped set (the
+  // invariant check_invariants() enforces), which one hook load tells.
+  if (!src || !src->hook.is_linked() || dst->mapped != src->mapped) return 0;
   if (dst->prev == src) {  // [src dst]
     dst->ptr = src->ptr;
     dst->prev = src->prev;

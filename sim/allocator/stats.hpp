@@ -57,31 +57,48 @@ struct AllocatorStats {
 // the peak, which is the maximum of their sum over time: one counter set updated per change instead of
 // two (the allocator's hot path).
 struct PooledStat {
-  Stat pool[2];
+  // One pool's counter. Its `allocated` (sum of increases) is derived, not kept:
+  // allocated - freed = current - current_at_reset, so an increase touches current and peak only.
+  struct Counter {
+    std::int64_t current = 0;
+    std::int64_t peak = 0;
+    std::int64_t freed = 0;
+    std::int64_t base = 0;  // current at the last reset_accumulated()
+    std::int64_t allocated() const { return freed + current - base; }
+    Stat stat() const { return Stat{current, peak, allocated(), freed}; }
+  };
+  Counter pool[2];
   std::int64_t all_peak = 0;
 
   void increase(bool small, std::int64_t n) {
-    pool[small ? 0 : 1].increase(n);
+    Counter& c = pool[small ? 0 : 1];
+    c.current += n;
+    if (c.current > c.peak) c.peak = c.current;
     std::int64_t all = pool[0].current + pool[1].current;
     if (all > all_peak) all_peak = all;
   }
-  void decrease(bool small, std::int64_t n) { pool[small ? 0 : 1].decrease(n); }
+  void decrease(bool small, std::int64_t n) {
+    Counter& c = pool[small ? 0 : 1];
+    c.current -= n;
+    c.freed += n;
+  }
   StatArray view() const {
     StatArray a;
-    a[kSmallPool] = pool[0];
-    a[kLargePool] = pool[1];
-    a[kAll] = Stat{pool[0].current + pool[1].current, all_peak, pool[0].allocated + pool[1].allocated,
+    a[kSmallPool] = pool[0].stat();
+    a[kLargePool] = pool[1].stat();
+    a[kAll] = Stat{pool[0].current + pool[1].current, all_peak, pool[0].allocated() + pool[1].allocated(),
                    pool[0].freed + pool[1].freed};
     return a;
   }
   void reset_peak() {
-    pool[0].reset_peak();
-    pool[1].reset_peak();
+    for (Counter& c : pool) c.peak = c.current;
     all_peak = pool[0].current + pool[1].current;
   }
   void reset_accumulated() {
-    pool[0].reset_accumulated();
-    pool[1].reset_accumulated();
+    for (Counter& c : pool) {
+      c.freed = 0;
+      c.base = c.current;
+    }
   }
 };
 
