@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/core/error.hpp"
+#include "sim/core/text_file.hpp"
 
 namespace headroom::model {
 
@@ -275,10 +276,11 @@ ModelConfig load_hf_config(const std::filesystem::path& path) {
   fs::path file = fs::is_directory(path) ? path / "config.json" : path;
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open the model config", file.string()));
+  const std::string text = read_text_file(file, "model config");
   json j;
   try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
+    j = json::parse(text);
+  } catch (const json::exception& e) {  // parse errors, and numbers out of range (1e400)
     // e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ..."
     std::string what = e.what();
     if (auto cut = what.find("] "); cut != std::string::npos) what = what.substr(cut + 2);
