@@ -200,6 +200,10 @@ ModelConfig parse_hf_config(const json& j, const std::string& source, const std:
   bool kv_heads_optional = c.architecture == Architecture::llama || c.architecture == Architecture::deepseek_v3;
   c.kv_heads = kv_heads_optional ? r.optional_positive("num_key_value_heads").value_or(c.heads)
                                  : r.positive("num_key_value_heads", mt);
+  // Grouped-query attention shares each KV head among heads / kv_heads query heads (transformers'
+  // repeat_kv), so the count must divide; MLA (deepseek_v3) has no separate KV heads to group.
+  if (c.architecture != Architecture::deepseek_v3 && (c.kv_heads > c.heads || c.heads % c.kv_heads != 0))
+    r.fail("num_key_value_heads", fmt::format("expected a divisor of num_attention_heads ({}), got {}", c.heads, c.kv_heads));
   c.vocab = r.positive("vocab_size", mt);
   c.max_position = r.positive64("max_position_embeddings", mt);
   c.tie_word_embeddings = r.boolean("tie_word_embeddings", false);
