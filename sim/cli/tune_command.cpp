@@ -2,6 +2,7 @@
 // runs out of memory on the workload and its stressed variants, evaluated on every core. Writes
 // frontier.csv, tune.json (with the deployment the report names), the scenario as resolved and
 // report.html into the output folder.
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -41,7 +42,7 @@ std::pair<double, double> parse_range(const std::string& text) {
     try {
       std::size_t used = 0;
       double v = std::stod(s, &used);
-      if (used == s.size()) return v;
+      if (used == s.size() && std::isfinite(v)) return v;
     } catch (const std::exception&) {
     }
     throw InputError(fmt::format("--range: '{}' is not LO:HI with two numbers, e.g. 0.80:0.95", text));
