@@ -118,6 +118,10 @@ void run_replay(const ReplayArgs& a) {
       rows.push_back(alloc::replay_snapshot(snap, o));
     }
   }
+  // Every result is computed; the output folder is made before the first file is written, so a
+  // folder that cannot be made leaves no other output behind.
+  const nlohmann::json result = report::replay_result_json(a.snapshot, faithful, rows, capacity);
+  if (!a.out_dir.empty()) create_output_folder(a.out_dir);
   if (!a.timeline_csv.empty())
     write_file_atomically(a.timeline_csv, [&](std::ostream& o) { report::write_replay_timeline_csv(o, faithful.timeline); });
   if (!a.export_path.empty()) {
@@ -125,7 +129,6 @@ void run_replay(const ReplayArgs& a) {
     if (p.size() >= 5 && p.substr(p.size() - 5) == ".json") alloc::write_snapshot_json(faithful.final_model_state, p);
     else alloc::write_snapshot_pickle(faithful.final_model_state, p);
   }
-  const nlohmann::json result = report::replay_result_json(a.snapshot, faithful, rows, capacity);
   report::FolderReport html;
   if (!a.out_dir.empty()) {
     report::write_replay_outputs(a.out_dir, result, faithful, rows);

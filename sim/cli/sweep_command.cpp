@@ -89,9 +89,7 @@ void print_table(const scenario::SweepGrid& grid, const fs::path& out) {
 void sweep(const SweepArgs& a, const Ranks& ranks) {
   const scenario::SweepGrid grid = scenario::load_sweep_grid(a.grid);  // every point validated here
   const fs::path out = a.out_dir.empty() ? fs::path("out") / grid.name : fs::path(a.out_dir);
-  std::error_code ec;
-  fs::create_directories(out / "points", ec);
-  if (!fs::is_directory(out / "points", ec)) throw InputError((out / "points").string() + ": cannot create the folder");
+  create_output_folder(out / "points");
   const bool root = ranks.rank() == 0;
   if (a.collect) {
     if (root) {

@@ -94,12 +94,11 @@ void tune(const TuneArgs& a) {
   if (a.png) report::require_chart_renderer("png");
   if (a.svg) report::require_chart_renderer("svg");
   const std::string resolved = scenario::resolved_scenario_yaml(sc);
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec || !fs::is_directory(out)) throw InputError(out.string() + ": cannot create the output folder");
+  create_output_folder(out);
 
   scenario::TuneResult r = scenario::tune(sc, a.knob, lo, hi, a.points, variants, a.threads);
   nlohmann::json j = tune_json(sc, lo, hi, r);
+  const std::string tune_text = j.dump(2) + "\n";  // every output's text before the first file is written
   write_file_atomically(out / "frontier.csv", [&](std::ostream& o) {
     o << "value,started,kv_tokens,oom,failed_variant,ttft_p99_s,tpot_p99_s,preemptions,failure\n";
     for (const auto& p : r.frontier)
@@ -107,7 +106,7 @@ void tune(const TuneArgs& a) {
                        p.failed_variant, p.ttft_p99_s, p.tpot_p99_s, p.preemptions, quoted(p.failure));
   });
   write_file_atomically(out / "scenario.resolved.yaml", [&](std::ostream& o) { o << resolved; });
-  write_file_atomically(out / "tune.json", [&](std::ostream& o) { o << j.dump(2) << "\n"; });
+  write_file_atomically(out / "tune.json", [&](std::ostream& o) { o << tune_text; });
   // report.html from the files just written, as `headroom report DIR` would rebuild it.
   const report::FolderReport html = report::write_folder_report(out, a.png, a.svg);
   if (a.json) {
