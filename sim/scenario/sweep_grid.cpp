@@ -120,7 +120,10 @@ SweepGrid load_sweep_grid(const std::filesystem::path& path) {
     const std::filesystem::path base_path = resolve_data_path(base_node.Scalar(), folder);
     std::error_code ec;
     if (!std::filesystem::is_regular_file(base_path, ec))
-      top.fail(base_node, "base", fmt::format("no such scenario file '{}'", base_path.string()));
+      top.fail(base_node, "base",
+               std::filesystem::is_directory(base_path, ec)
+                   ? fmt::format("'{}' is a folder; expected a scenario file", base_path.string())
+                   : fmt::format("no such scenario file '{}'", base_path.string()));
     base_text = read_text(base_path);
     base = load_scenario(base_path);
   } else if (base_node.IsMap()) {
