@@ -53,6 +53,8 @@ Snapshot read_snapshot(const std::filesystem::path& path) {
   if (bytes.empty())
     throw InputError(where + ": the file is empty (expected a pickle from torch.cuda.memory._dump_snapshot() or "
                              "its JSON form)");
+  if (bytes.starts_with("\xFF\xFE") || bytes.starts_with("\xFE\xFF"))
+    throw InputError(where + ": UTF-16 or UTF-32 text (a byte-order mark); a JSON snapshot must be UTF-8");
   const std::size_t first = bytes.find_first_not_of(" \t\r\n");
   if (!bytes.empty() && static_cast<unsigned char>(bytes[0]) == 0x80) return read_snapshot_pickle(bytes, where);
   if (first != std::string::npos && (bytes[first] == '{' || bytes[first] == '[')) {

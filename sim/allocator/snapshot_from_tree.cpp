@@ -179,9 +179,18 @@ class Mapper {
     s.blocks.reserve(blocks.size());
     Address next = s.address;  // blocks tile the segment in address order
     for (std::size_t j = 0; j < blocks.size(); ++j) {
-      s.blocks.push_back(block(blocks[j], fmt::format("{}[{}]", blocks_path, j), next));
+      const std::string block_path = fmt::format("{}[{}]", blocks_path, j);
+      s.blocks.push_back(block(blocks[j], block_path, next));
+      if (s.blocks.back().address != next && !s.is_expandable)
+        fail(field(block_path, "address"), fmt::format("expected {} (where the previous block ends: blocks tile their "
+                                                       "segment), got {}", next, s.blocks.back().address));
       next = s.blocks.back().address + s.blocks.back().size;
     }
+    // PyTorch's snapshot lists every block of a segment, free ones included (caching-allocator-spec
+    // §6), so they add up to its size; an expandable segment's mapped part is not recorded here.
+    if (!s.is_expandable && !s.blocks.empty() && next - s.address != s.total_size)
+      fail(blocks_path, fmt::format("the blocks add up to {} bytes, the segment's total_size is {}", next - s.address,
+                                    s.total_size));
     if (auto v = t_.find(id, "requested_size")) {
       s.requested_size = bytes(*v, field(path, "requested_size"));
     } else {

@@ -40,15 +40,24 @@ std::string signed_bytes(Bytes recorded, Bytes program) {
 bool compare_one(const fs::path& snapshot_path) {
   const fs::path sidecar = model::recorded_step_sidecar(snapshot_path);
   const model::RecordedStep step = model::read_recorded_step(sidecar);
-  const model::ModelConfig config = model::recorded_model(step);
+  // The model and program the description names; their errors name the description file.
+  model::ModelConfig config;
+  model::AllocationProgram program;
+  int model_layers = 0;
+  try {
+    config = model::recorded_model(step);
+    program = model::recorded_program(step);
+    model_layers = model::load_model(step.model).layers;
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", sidecar.string(), e.what()));
+  }
   const alloc::Snapshot snapshot = alloc::read_snapshot(snapshot_path);
   const model::ProgramComparison c = model::compare_allocations(
-      model::recorded_allocations(snapshot, snapshot_path.string()),
-      model::program_allocations(model::recorded_program(step)));
+      model::recorded_allocations(snapshot, snapshot_path.string()), model::program_allocations(program));
 
   const auto& s = step.shape;
   fmt::print("{}: {} ({} of {} layers), tp {}, forward of {} tokens over {} sequences ({} decoding), {}\n",
-             snapshot_path.string(), config.name, config.layers, model::load_model(step.model).layers, s.tp,
+             snapshot_path.string(), config.name, config.layers, model_layers, s.tp,
              s.tokens, s.seqs, s.decode_seqs, model::attention_backend_name(step.attention));
   if (!step.device.empty() || !step.kernels.empty())
     fmt::print("  recorded on      {}{}{}\n", step.device.empty() ? "?" : step.device,

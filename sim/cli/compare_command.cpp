@@ -51,9 +51,7 @@ void compare(const CompareArgs& a) {
   if (a.svg) report::require_chart_renderer("svg");
   const std::string resolved = scenario::resolved_scenario_yaml(sc);
   fs::path out = a.out_dir.empty() ? fs::path("out") / sc.name / "compare" : fs::path(a.out_dir);
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec || !fs::is_directory(out)) throw InputError(out.string() + ": cannot create the output folder");
+  create_output_folder(out);
 
   std::vector<scenario::Outcome> outcomes = scenario::compare_policies(sc, policies, a.threads);
   const bool amd = sc.gpu.vendor == "amd";
@@ -62,15 +60,20 @@ void compare(const CompareArgs& a) {
   report::finish_comparison(rows);
   nlohmann::json j = report::comparison_json(sc.name, rows);
   j.update(scenario::deployment_facts_json(sc));
+  std::vector<std::string> files(outcomes.size());
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    if (outcomes[i].started()) files[i] = fmt::format("timeline.{:02}.{}.csv", i, slug(outcomes[i].label));
+    j["policies"][i]["timeline_csv"] = files[i].empty() ? nlohmann::json(nullptr) : nlohmann::json(files[i]);
+  }
+  // Every output's text is ready before the first file is written (README "Bad input").
+  const std::string comparison = j.dump(2) + "\n";
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    if (files[i].empty()) continue;
     const scenario::Outcome& o = outcomes[i];
-    std::string file = fmt::format("timeline.{:02}.{}.csv", i, slug(o.label));
-    j["policies"][i]["timeline_csv"] = o.started() ? nlohmann::json(file) : nlohmann::json(nullptr);
-    if (!o.started()) continue;
-    write_file_atomically(out / file, [&](std::ostream& s) { report::write_timeline_csv(s, o.start.startup, o.serving->timeline); });
+    write_file_atomically(out / files[i], [&](std::ostream& s) { report::write_timeline_csv(s, o.start.startup, o.serving->timeline); });
   }
   write_file_atomically(out / "scenario.resolved.yaml", [&](std::ostream& s) { s << resolved; });
-  write_file_atomically(out / "comparison.json", [&](std::ostream& s) { s << j.dump(2) << "\n"; });
+  write_file_atomically(out / "comparison.json", [&](std::ostream& s) { s << comparison; });
   // report.html from the files just written, as `headroom report DIR` would rebuild it.
   const report::FolderReport html = report::write_folder_report(out, a.png, a.svg);
   if (a.json) {

@@ -1,12 +1,18 @@
 // headroom: a discrete-event simulator of GPU memory in LLM serving engines.
 // Exit codes: 0 success, 2 bad input (the message names the file, field or flag), 1 internal error.
+#include <algorithm>
 #include <cstdio>
+#include <utility>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/cli/commands.hpp"
+#include "sim/core/did_you_mean.hpp"
 #include "sim/core/error.hpp"
 
 int main(int argc, char** argv) {
@@ -23,6 +29,15 @@ int main(int argc, char** argv) {
   headroom::cli::add_fit_command(app);
   headroom::cli::add_calibrate_program_command(app);
   headroom::cli::add_report_command(app);
+  // CLI11 reads an unknown command as a stray argument and says only "A subcommand is required".
+  std::vector<std::string> names;
+  for (const CLI::App* sub : std::as_const(app).get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  if (argc > 1 && argv[1][0] != '-' && std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+    fmt::print(stderr, "headroom: error: unknown command '{}'{} (commands: {}; see headroom --help)\n", argv[1],
+               headroom::did_you_mean_suffix(argv[1], names), fmt::join(names, ", "));
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -11,6 +11,7 @@
 #include "sim/allocator/replay.hpp"
 #include "sim/allocator/snapshot.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/whole_number.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/report/chart_images.hpp"
@@ -89,7 +90,10 @@ void run_replay(const ReplayArgs& a) {
   std::vector<alloc::AllocatorConfig> what_ifs;
   for (const std::string& w : a.what_if) what_ifs.push_back(alloc::parse_alloc_conf(w, "--what-if"));
   std::optional<Bytes> capacity;
-  if (!a.capacity.empty()) capacity = parse_bytes(a.capacity, "--capacity");
+  if (!a.capacity.empty()) {
+    capacity = parse_bytes(a.capacity, "--capacity");
+    if (*capacity == 0) throw InputError(fmt::format("--capacity: expected a positive size, got '{}'", a.capacity));
+  }
   if (capacity && what_ifs.empty())
     throw InputError("--capacity applies to --what-if runs; give at least one --what-if configuration");
 
@@ -114,6 +118,10 @@ void run_replay(const ReplayArgs& a) {
       rows.push_back(alloc::replay_snapshot(snap, o));
     }
   }
+  // Every result is computed; the output folder is made before the first file is written, so a
+  // folder that cannot be made leaves no other output behind.
+  const nlohmann::json result = report::replay_result_json(a.snapshot, faithful, rows, capacity);
+  if (!a.out_dir.empty()) create_output_folder(a.out_dir);
   if (!a.timeline_csv.empty())
     write_file_atomically(a.timeline_csv, [&](std::ostream& o) { report::write_replay_timeline_csv(o, faithful.timeline); });
   if (!a.export_path.empty()) {
@@ -121,7 +129,6 @@ void run_replay(const ReplayArgs& a) {
     if (p.size() >= 5 && p.substr(p.size() - 5) == ".json") alloc::write_snapshot_json(faithful.final_model_state, p);
     else alloc::write_snapshot_pickle(faithful.final_model_state, p);
   }
-  const nlohmann::json result = report::replay_result_json(a.snapshot, faithful, rows, capacity);
   report::FolderReport html;
   if (!a.out_dir.empty()) {
     report::write_replay_outputs(a.out_dir, result, faithful, rows);
@@ -154,7 +161,9 @@ void add_replay_command(CLI::App& app) {
                   "Also replay the request stream under this PYTORCH_CUDA_ALLOC_CONF (repeatable), "
                   "e.g. expandable_segments:True or max_split_size_mb:128");
   cmd->add_option("--capacity", args->capacity, "Device capacity for --what-if runs, e.g. 24GiB (default: unlimited)");
-  cmd->add_option("--device", args->device, "Device index to replay (default: the first with a trace)");
+  cmd->add_option_function<std::string>(
+      "--device", [args](const std::string& s) { args->device = static_cast<int>(whole_number(s, "--device", 0, 1023)); },
+      "Device index to replay (default: the first with a trace)");
   cmd->add_flag("--json", args->json, "Print one JSON object instead of the text report");
   cmd->add_flag("--check", args->check, "Check the allocator invariants after every event (slow)");
   cmd->add_option("--timeline", args->timeline_csv, "Write the fragmentation timeline as CSV");

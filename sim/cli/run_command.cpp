@@ -89,9 +89,7 @@ void run(const RunArgs& a) {
   if (a.png) report::require_chart_renderer("png");
   if (a.svg) report::require_chart_renderer("svg");
   fs::path out = a.out_dir.empty() ? fs::path("out") / sc.name : fs::path(a.out_dir);
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec || !fs::is_directory(out)) throw InputError(out.string() + ": cannot create the output folder");
+  create_output_folder(out);
 
   engine::Deployment dep = scenario::deployment(sc);
   dep.check_allocator_each_operation = a.check;  // from the first weight tensor on
@@ -145,12 +143,14 @@ void run(const RunArgs& a) {
   }
   nlohmann::json j = report::summary_json(summary);
   j["verdict"] = report::verdict(summary);
-  write_file_atomically(out / "summary.json", [&](std::ostream& o) { o << j.dump(2) << "\n"; });
+  // Every output's text is ready before the first file is written (README "Bad input").
+  const std::string summary_text = j.dump(2) + "\n";
+  const std::string resolved = scenario::resolved_scenario_yaml(sc, st.config);
+  write_file_atomically(out / "summary.json", [&](std::ostream& o) { o << summary_text; });
   write_file_atomically(out / "timeline.csv", [&](std::ostream& o) {
     report::write_timeline_csv(o, st, st.ok ? serving.timeline : std::vector<engine::TimelinePoint>{});
   });
   requests_csv.commit();
-  std::string resolved = scenario::resolved_scenario_yaml(sc, st.config);
   write_file_atomically(out / "scenario.resolved.yaml", [&](std::ostream& o) { o << resolved; });
   // report.html from the files just written, as `headroom report DIR` would rebuild it.
   const report::FolderReport html = report::write_folder_report(out, a.png, a.svg);

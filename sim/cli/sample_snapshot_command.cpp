@@ -6,6 +6,7 @@
 #include "sim/allocator/sample_history.hpp"
 #include "sim/allocator/snapshot.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/whole_number.hpp"
 
 namespace headroom::cli {
 
@@ -16,7 +17,9 @@ void add_sample_snapshot_command(CLI::App& app) {
   auto opts = std::make_shared<alloc::SampleHistoryOptions>();
   cmd->add_option("-o,--output", *out, "Output file; .json writes JSON, anything else a PyTorch-style pickle")
       ->required();
-  cmd->add_option("--seed", opts->seed, "Seed of the ragged batch sizes")->capture_default_str();
+  cmd->add_option_function<std::string>(
+      "--seed", [opts](const std::string& s) { opts->seed = whole_number(s, "--seed", 0, UINT64_MAX); },
+      "Seed of the ragged batch sizes (default 1)");
   cmd->add_option("--steps", opts->steps, "Training-like steps to record")->capture_default_str()->check(CLI::Range(1, 10000));
   cmd->callback([out, opts] {
     alloc::Snapshot snap = alloc::make_sample_history(*opts);

@@ -16,6 +16,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/ranks.hpp"
+#include "sim/cli/whole_number.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/scenario/sweep.hpp"
@@ -88,9 +89,7 @@ void print_table(const scenario::SweepGrid& grid, const fs::path& out) {
 void sweep(const SweepArgs& a, const Ranks& ranks) {
   const scenario::SweepGrid grid = scenario::load_sweep_grid(a.grid);  // every point validated here
   const fs::path out = a.out_dir.empty() ? fs::path("out") / grid.name : fs::path(a.out_dir);
-  std::error_code ec;
-  fs::create_directories(out / "points", ec);
-  if (!fs::is_directory(out / "points", ec)) throw InputError((out / "points").string() + ": cannot create the folder");
+  create_output_folder(out / "points");
   const bool root = ranks.rank() == 0;
   if (a.collect) {
     if (root) {
@@ -156,9 +155,10 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("grid", args->grid, "Grid YAML: base scenario and axes (README \"Sweeps\")")->required();
   cmd->add_option("-o,--output", args->out_dir, "Output folder (default: out/<grid name>)");
   cmd->add_option("-j,--threads", args->threads, "Simulations at once per rank (default: the machine's cores / its ranks)");
-  cmd->add_option("--max-points", args->max_points,
-                  "Stop after running this many points (the rest run when the sweep is started again)")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option_function<std::string>(
+      "--max-points",
+      [args](const std::string& s) { args->max_points = whole_number(s, "--max-points", 1, 1'000'000); },
+      "Stop after running this many points (the rest run when the sweep is started again)");
   cmd->add_flag("--collect", args->collect, "Only gather the finished points into results.csv and results.json");
   cmd->add_flag("--check", args->check, "Run every simulation with the invariant checks of `headroom run --check` (slow)");
   cmd->callback([args] {

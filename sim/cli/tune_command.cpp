@@ -2,6 +2,7 @@
 // runs out of memory on the workload and its stressed variants, evaluated on every core. Writes
 // frontier.csv, tune.json (with the deployment the report names), the scenario as resolved and
 // report.html into the output folder.
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -41,7 +42,7 @@ std::pair<double, double> parse_range(const std::string& text) {
     try {
       std::size_t used = 0;
       double v = std::stod(s, &used);
-      if (used == s.size()) return v;
+      if (used == s.size() && std::isfinite(v)) return v;
     } catch (const std::exception&) {
     }
     throw InputError(fmt::format("--range: '{}' is not LO:HI with two numbers, e.g. 0.80:0.95", text));
@@ -93,12 +94,11 @@ void tune(const TuneArgs& a) {
   if (a.png) report::require_chart_renderer("png");
   if (a.svg) report::require_chart_renderer("svg");
   const std::string resolved = scenario::resolved_scenario_yaml(sc);
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec || !fs::is_directory(out)) throw InputError(out.string() + ": cannot create the output folder");
+  create_output_folder(out);
 
   scenario::TuneResult r = scenario::tune(sc, a.knob, lo, hi, a.points, variants, a.threads);
   nlohmann::json j = tune_json(sc, lo, hi, r);
+  const std::string tune_text = j.dump(2) + "\n";  // every output's text before the first file is written
   write_file_atomically(out / "frontier.csv", [&](std::ostream& o) {
     o << "value,started,kv_tokens,oom,failed_variant,ttft_p99_s,tpot_p99_s,preemptions,failure\n";
     for (const auto& p : r.frontier)
@@ -106,7 +106,7 @@ void tune(const TuneArgs& a) {
                        p.failed_variant, p.ttft_p99_s, p.tpot_p99_s, p.preemptions, quoted(p.failure));
   });
   write_file_atomically(out / "scenario.resolved.yaml", [&](std::ostream& o) { o << resolved; });
-  write_file_atomically(out / "tune.json", [&](std::ostream& o) { o << j.dump(2) << "\n"; });
+  write_file_atomically(out / "tune.json", [&](std::ostream& o) { o << tune_text; });
   // report.html from the files just written, as `headroom report DIR` would rebuild it.
   const report::FolderReport html = report::write_folder_report(out, a.png, a.svg);
   if (a.json) {

@@ -8,6 +8,10 @@
 
 namespace headroom {
 
+// Creates `dir` (and its parents) for a command's outputs; throws InputError naming it and why not
+// (a regular file in the way, no permission).
+void create_output_folder(const std::filesystem::path& dir);
+
 // Calls `write` with a stream onto "<path>.tmp-<pid>", then renames it to `path`.
 // Throws InputError (naming the path) when the folder is not writable; removes the temporary on failure.
 void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write,

@@ -33,6 +33,7 @@ Bytes parse_bytes(std::string_view text, std::string_view what) {
   };
   size_t i = 0;
   while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  if (i < text.size() && text[i] == '-') return fail("negative");
   size_t start = i;
   while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
   if (i == start) return fail("no number");

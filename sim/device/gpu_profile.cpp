@@ -13,6 +13,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/core/error.hpp"
+#include "sim/core/text_file.hpp"
 #include "sim/device/builtin_profiles.hpp"
 #include "sim/core/did_you_mean.hpp"
 #include "sim/core/yaml_section.hpp"
@@ -164,11 +165,7 @@ GpuProfile load_gpu_profile(std::string_view name_or_path) {
   fs::path path(name_or_path);
   std::error_code ec;
   if (fs::is_regular_file(path, ec)) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(fmt::format("{}: cannot open the GPU profile", path.string()));
-    std::stringstream text;
-    text << in.rdbuf();
-    return parse_gpu_profile(text.str(), path.string());
+    return parse_gpu_profile(read_text_file(path, "GPU profile"), path.string());
   }
   std::string wanted = lower(name_or_path);
   if (wanted.ends_with(".yaml")) wanted.resize(wanted.size() - 5);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/core/text_file.hpp"
 #include "sim/workload/csv_split.hpp"
 
 namespace headroom::latency {
@@ -107,11 +108,7 @@ std::vector<Measurement> parse_measurements(std::string_view text, const std::st
 }
 
 std::vector<Measurement> read_measurements(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open the measurement file", path.string()));
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_measurements(text.str(), path.string());
+  return parse_measurements(read_text_file(path, "measurement file"), path.string());
 }
 
 std::vector<MeasuredKernel> fit_kernels_of(const std::vector<Measurement>& measurements) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/core/error.hpp"
+#include "sim/core/text_file.hpp"
 
 namespace headroom::model {
 
@@ -199,6 +200,10 @@ ModelConfig parse_hf_config(const json& j, const std::string& source, const std:
   bool kv_heads_optional = c.architecture == Architecture::llama || c.architecture == Architecture::deepseek_v3;
   c.kv_heads = kv_heads_optional ? r.optional_positive("num_key_value_heads").value_or(c.heads)
                                  : r.positive("num_key_value_heads", mt);
+  // Grouped-query attention shares each KV head among heads / kv_heads query heads (transformers'
+  // repeat_kv), so the count must divide; MLA (deepseek_v3) has no separate KV heads to group.
+  if (c.architecture != Architecture::deepseek_v3 && (c.kv_heads > c.heads || c.heads % c.kv_heads != 0))
+    r.fail("num_key_value_heads", fmt::format("expected a divisor of num_attention_heads ({}), got {}", c.heads, c.kv_heads));
   c.vocab = r.positive("vocab_size", mt);
   c.max_position = r.positive64("max_position_embeddings", mt);
   c.tie_word_embeddings = r.boolean("tie_word_embeddings", false);
@@ -275,10 +280,11 @@ ModelConfig load_hf_config(const std::filesystem::path& path) {
   fs::path file = fs::is_directory(path) ? path / "config.json" : path;
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open the model config", file.string()));
+  const std::string text = read_text_file(file, "model config");
   json j;
   try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
+    j = json::parse(text);
+  } catch (const json::exception& e) {  // parse errors, and numbers out of range (1e400)
     // e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ..."
     std::string what = e.what();
     if (auto cut = what.find("] "); cut != std::string::npos) what = what.substr(cut + 2);

@@ -11,6 +11,7 @@
 
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/text_file.hpp"
 #include "sim/model/model_source.hpp"
 
 namespace headroom::model {
@@ -58,13 +59,15 @@ RecordedStep read_recorded_step(const fs::path& path) {
     throw InputError(fmt::format("{}: cannot open the step description (kernels/record_steps.py writes one beside "
                                  "each snapshot)",
                                  path.string()));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
+  const std::string bytes = read_text_file(path, "step description");
   json j;
   try {
-    j = json::parse(buffer.str());
-  } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("{}: not valid JSON: {}", path.string(), e.what()));
+    j = json::parse(bytes);
+  } catch (const json::exception& e) {  // parse errors, and numbers out of range (1e400)
+    // e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ..."
+    std::string what = e.what();
+    if (auto cut = what.find("] "); cut != std::string::npos) what = what.substr(cut + 2);
+    throw InputError(fmt::format("{}: not valid JSON: {}", path.string(), what));
   }
   if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object", path.string()));
   static const std::vector<std::string> known = {"format", "model",     "layers", "tp",     "program",

@@ -1,6 +1,9 @@
 #include "sim/report/csv_columns.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <sstream>
 #include <fstream>
 #include <limits>
 #include <string_view>
@@ -8,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/core/text_file.hpp"
 
 namespace headroom::report {
 
@@ -35,8 +39,14 @@ const std::vector<double>& CsvColumns::column(const std::string& name) const {
 CsvColumns read_csv_columns(const std::filesystem::path& path) {
   CsvColumns csv;
   csv.file = path.string();
-  std::ifstream in(path);
-  if (!in) throw InputError(csv.file + ": cannot open");
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw InputError(csv.file + ": cannot open");
+  std::stringstream in;
+  in << file.rdbuf();
+  // headroom ends every line it writes with '\n'; without it the file was cut short.
+  if (const std::string& text = in.str(); !text.empty() && text.back() != '\n')
+    throw InputError(fmt::format("{}:{}: the last line has no line end (the file is truncated)", csv.file,
+                                 1 + std::count(text.begin(), text.end(), '\n')));
   std::string line;
   if (!std::getline(in, line)) throw InputError(csv.file + ": empty file, expected a header line");
   if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -52,9 +62,9 @@ CsvColumns read_csv_columns(const std::filesystem::path& path) {
       double v = std::numeric_limits<double>::quiet_NaN();
       if (!cells[c].empty()) {
         auto [end, ec] = std::from_chars(cells[c].data(), cells[c].data() + cells[c].size(), v);
-        if (ec != std::errc() || end != cells[c].data() + cells[c].size())
-          throw InputError(fmt::format("{}:{}: column {} ({}): expected a number, got '{}'", csv.file, number, c + 1,
-                                       csv.names[c], cells[c]));
+        if (ec != std::errc() || end != cells[c].data() + cells[c].size() || !std::isfinite(v))
+          throw InputError(fmt::format("{}:{}: column {} ({}): expected a finite number, got '{}'", csv.file, number, c + 1,
+                                       csv.names[c], printable(cells[c])));
       }
       csv.values[c].push_back(v);
     }

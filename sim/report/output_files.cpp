@@ -16,7 +16,7 @@ std::string read_output_text(const std::filesystem::path& path, const std::strin
 nlohmann::json read_output_json(const std::filesystem::path& path, const std::string& written_by) {
   try {
     return nlohmann::json::parse(read_output_text(path, written_by));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse errors, and numbers out of range (1e400)
     throw InputError(fmt::format("{}: not valid JSON ({})", path.string(), e.what()));
   }
 }

@@ -115,9 +115,9 @@ nlohmann::json segments_json(const std::vector<alloc::SnapshotSegment>& segments
 void write_replay_outputs(const std::filesystem::path& dir, const nlohmann::json& result,
                           const alloc::ReplayReport& faithful, const std::vector<alloc::ReplayReport>& what_if) {
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir)) throw InputError(dir.string() + ": cannot create the output folder");
-  write_file_atomically(dir / "replay.json", [&](std::ostream& o) { o << result.dump(2) << "\n"; });
+  const std::string replay_text = result.dump(2) + "\n";
+  create_output_folder(dir);
+  write_file_atomically(dir / "replay.json", [&](std::ostream& o) { o << replay_text; });
   write_file_atomically(dir / "timeline.csv", [&](std::ostream& o) { write_replay_timeline_csv(o, faithful.timeline); });
   if (!what_if.empty())
     write_file_atomically(dir / "what_if_timeline.csv", [&](std::ostream& o) { write_what_if_timeline_csv(o, what_if); });

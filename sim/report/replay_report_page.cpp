@@ -22,7 +22,7 @@ nlohmann::json read_json(const std::filesystem::path& path) {
   s << in.rdbuf();
   try {
     return nlohmann::json::parse(s.str());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse errors, and numbers out of range (1e400)
     throw InputError(fmt::format("{}: not valid JSON ({})", path.string(), e.what()));
   }
 }

@@ -8,6 +8,7 @@
 
 #include "sim/core/did_you_mean.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/text_file.hpp"
 
 namespace headroom::scenario {
 
@@ -112,14 +113,11 @@ std::vector<policy::PolicySpec> read_policies(const YamlSection& parent, std::st
 }
 
 std::vector<policy::PolicySpec> load_policies(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path.string() + ": cannot open for reading");
-  std::stringstream buf;
-  buf << in.rdbuf();
+  const std::string text = read_text_file(path, "policy list");
   const std::string file = path.string();
   YAML::Node root;
   try {
-    root = YAML::Load(buf.str());
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("{}:{}:{}: not valid YAML: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
   }

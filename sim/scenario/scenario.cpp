@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/core/error.hpp"
+#include "sim/core/text_file.hpp"
 #include "sim/core/yaml_section.hpp"
 #include "sim/model/model_source.hpp"
 #include "sim/scenario/engine_yaml.hpp"
@@ -47,7 +48,14 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file, const s
   } catch (const InputError& e) {  // name the scenario's place too
     throw InputError(fmt::format("{}: key 'gpu.profile': {}", gpu.where(gpu.value("profile")), e.what()));
   }
-  if (gpu.present("visible")) s.visible = gpu.bytes("visible");
+  if (gpu.present("visible")) {
+    s.visible = gpu.bytes("visible");
+    // A MIG slice or a capped driver shows less than the device holds, never more.
+    if (*s.visible > s.gpu.capacity_bytes)
+      gpu.fail(gpu.value("visible"), "visible",
+               fmt::format("expected at most the profile's capacity ({}, {} B), got {} B", format_bytes(s.gpu.capacity_bytes),
+                           s.gpu.capacity_bytes, *s.visible));
+  }
   if (gpu.present("other_processes")) s.other_processes = gpu.bytes("other_processes", true);
 
   YamlSection m = top.child("model");
@@ -84,14 +92,7 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file, const s
 }
 
 Scenario load_scenario(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw InputError(path.string() + (std::filesystem::exists(path, ec) ? ": not a regular file" : ": no such file"));
-  std::ifstream in(path);
-  if (!in) throw InputError(path.string() + ": cannot open for reading");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parse_scenario(buf.str(), path.string(), path.parent_path());
+  return parse_scenario(read_text_file(path, "scenario"), path.string(), path.parent_path());
 }
 
 }  // namespace headroom::scenario

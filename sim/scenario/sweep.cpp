@@ -124,10 +124,7 @@ std::vector<std::size_t> pending_sweep_points(const SweepGrid& grid, const std::
 void run_sweep_points(const SweepGrid& grid, const std::vector<std::size_t>& which, const std::filesystem::path& out,
                       unsigned threads, bool check,
                       const std::function<void(const SweepPoint&, const nlohmann::json&)>& on_done) {
-  std::error_code ec;
-  std::filesystem::create_directories(out / "points", ec);
-  if (!std::filesystem::is_directory(out / "points", ec))
-    throw InputError((out / "points").string() + ": cannot create the folder");
+  create_output_folder(out / "points");
   std::mutex done_mutex;
   parallel_for(which.size(), threads, [&](std::size_t k) {
     const SweepPoint& p = grid.points.at(which[k]);

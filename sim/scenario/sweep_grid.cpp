@@ -10,6 +10,7 @@
 
 #include "sim/core/did_you_mean.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/text_file.hpp"
 #include "sim/core/yaml_section.hpp"
 #include "sim/model/model_source.hpp"
 #include "sim/scenario/policy_yaml.hpp"
@@ -31,16 +32,7 @@ struct Axis {
   bool knob = false;
 };
 
-std::string read_text(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw InputError(path.string() + (std::filesystem::exists(path, ec) ? ": not a regular file" : ": no such file"));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": cannot open for reading");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
+std::string read_text(const std::filesystem::path& path) { return read_text_file(path, "sweep grid"); }
 
 std::string text_of(const YAML::Node& n) {
   if (n.IsScalar()) return n.Scalar();
@@ -128,7 +120,10 @@ SweepGrid load_sweep_grid(const std::filesystem::path& path) {
     const std::filesystem::path base_path = resolve_data_path(base_node.Scalar(), folder);
     std::error_code ec;
     if (!std::filesystem::is_regular_file(base_path, ec))
-      top.fail(base_node, "base", fmt::format("no such scenario file '{}'", base_path.string()));
+      top.fail(base_node, "base",
+               std::filesystem::is_directory(base_path, ec)
+                   ? fmt::format("'{}' is a folder; expected a scenario file", base_path.string())
+                   : fmt::format("no such scenario file '{}'", base_path.string()));
     base_text = read_text(base_path);
     base = load_scenario(base_path);
   } else if (base_node.IsMap()) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/workload/field_parse.hpp"
 
 namespace headroom::scenario {
 
@@ -13,8 +14,15 @@ namespace {
 
 using workload::Tokens;
 
+// Up to the workload layer's own bound, so that its checks never fire without the file's place.
 Tokens tokens(const YamlSection& s, std::string_view key, Tokens lo) {
-  return static_cast<Tokens>(s.integer(key, s.required(key), lo, Tokens{1} << 40));
+  return static_cast<Tokens>(s.integer(key, s.required(key), lo, workload::kMaxTokenCount));
+}
+
+// min <= max, named at max.
+void check_min_max(const YamlSection& s, const workload::LengthSpec& l) {
+  if (l.max && l.min > *l.max)
+    s.fail(s.value("max"), "max", fmt::format("expected at least min ({}), got {}", l.min, *l.max));
 }
 
 std::optional<Tokens> optional_tokens(const YamlSection& s, std::string_view key, Tokens lo) {
@@ -54,6 +62,7 @@ workload::LengthSpec read_length(const YamlSection& s) {
     l.max = tokens(s, "max", 1);
     s.optional_number("exponent", l.exponent);
   }
+  check_min_max(s, l);
   return l;
 }
 
@@ -137,6 +146,8 @@ workload::WorkloadSpec read_workload(const YamlSection& s, const std::filesystem
       workload::WindowSpec ws;
       win.optional_number("start_s", ws.start_s, true);
       if (win.present("end_s")) ws.end_s = win.positive("end_s");
+      if (ws.end_s && *ws.end_s <= ws.start_s)
+        win.fail(win.value("end_s"), "end_s", fmt::format("expected a time after start_s ({}), got {}", ws.start_s, *ws.end_s));
       w.transforms.window = ws;
     }
     t.optional_number("rate_scale", w.transforms.rate_scale);

@@ -1,5 +1,6 @@
 #include "sim/workload/azure_csv.hpp"
 
+#include "sim/core/text_file.hpp"
 #include "sim/workload/wall_clock.hpp"
 
 namespace headroom::workload {
@@ -15,7 +16,7 @@ void AzureCsvReader::parse_row(std::string_view line, Request& r, RowTime& time)
   time.text = field(time_);
   if (!parse_wall_clock_ns(time.text, time.ns))
     bad_row("column " + std::to_string(time_ + 1) + " (" + column_name(time_) +
-            "): expected a time like '2023-11-16 18:15:46.6805900', got '" + std::string(time.text) + "'");
+            "): expected a time like '2023-11-16 18:15:46.6805900', got '" + printable(time.text) + "'");
   r.input_tokens = tokens_at(input_);
   r.output_tokens = tokens_at(output_);
 }

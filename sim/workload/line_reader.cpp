@@ -71,6 +71,8 @@ bool LineReader::next(std::string_view& line) {
   ++line_number_;
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   if (line_number_ == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
+  if (line_number_ == 1 && (line.starts_with("\xFF\xFE") || line.starts_with("\xFE\xFF")))
+    throw InputError(where() + ": UTF-16 or UTF-32 text (a byte-order mark); traces must be UTF-8 (or ASCII)");
   return true;
 }
 

@@ -1,5 +1,6 @@
 #include "sim/workload/mooncake_jsonl.hpp"
 
+#include "sim/core/text_file.hpp"
 #include "sim/workload/field_parse.hpp"
 
 namespace headroom::workload {
@@ -21,7 +22,7 @@ struct Cursor {
   // What is at the cursor, for "got '...'" in messages.
   std::string shown() const {
     if (done()) return "end of line";
-    return "'" + std::string(s.substr(i, 1)) + "'";
+    return "'" + printable(s.substr(i, 1)) + "'";
   }
   // A string's contents (escapes left as written); the cursor is on its opening quote.
   bool string(std::string_view& out) {
@@ -92,7 +93,7 @@ void MooncakeJsonlReader::parse_row(std::string_view line, Request& r, RowTime& 
       const std::size_t value_column = c.column();
       auto value_error = [&](std::string_view value, const char* what) {
         bad_row("column " + std::to_string(value_column) + " (" + std::string(key) + "): expected " + what +
-                ", got '" + std::string(value) + "'");
+                ", got '" + printable(value) + "'");
       };
       if (key == "timestamp") {
         time.text = c.scalar();

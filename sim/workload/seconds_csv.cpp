@@ -1,5 +1,6 @@
 #include "sim/workload/seconds_csv.hpp"
 
+#include "sim/core/text_file.hpp"
 #include "sim/workload/field_parse.hpp"
 
 namespace headroom::workload {
@@ -16,7 +17,7 @@ void SecondsCsvReader::parse_row(std::string_view line, Request& r, RowTime& tim
   time.text = field(time_);
   if (!parse_seconds_as_ns(time.text, time.ns))
     bad_row("column " + std::to_string(time_ + 1) + " (" + column_name(time_) +
-            "): expected a non-negative number of seconds, got '" + std::string(time.text) + "'");
+            "): expected a non-negative number of seconds, got '" + printable(time.text) + "'");
   r.input_tokens = tokens_at(input_);
   r.output_tokens = tokens_at(output_);
 }

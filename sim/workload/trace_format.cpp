@@ -4,6 +4,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "sim/core/text_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/workload/csv_split.hpp"
 
@@ -35,7 +36,7 @@ TraceFormat detect_format(std::string_view first_line, const std::string& file) 
   if (has({"arrived_at", "num_prefill_tokens", "num_decode_tokens"})) return TraceFormat::vidur_csv;
   if (has({"Timestamp", "Request tokens", "Response tokens"})) return TraceFormat::burstgpt_csv;
   if (has({"num_prefill_tokens", "num_decode_tokens"})) return TraceFormat::length_csv;
-  std::string shown(first_line.substr(0, 80));
+  std::string shown = printable(first_line.substr(0, 80));
   if (first_line.size() > 80) shown += "...";
   throw InputError(file + ":1: unrecognised trace format: first line '" + shown +
                    "' (expected a Mooncake JSONL object or a CSV header with the columns "

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/core/text_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/workload/field_parse.hpp"
 
@@ -35,7 +36,7 @@ Tokens TraceReader::token_field(std::string_view text, std::size_t column, std::
     msg += text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos
                ? "non-negative integer"
                : "token count of at most " + std::to_string(kMaxTokenCount);
-    bad_row(msg + ", got '" + std::string(text) + "'");
+    bad_row(msg + ", got '" + printable(text) + "'");
   }
   return v;
 }
@@ -79,6 +80,10 @@ bool TraceReader::next_row(Request& r, std::int64_t& ns, bool check_order) {
     ns = time.ns;
     return true;
   }
+  // A trace that names no request at all is a truncated or wrong file, not an idle server.
+  if (stats_.rows == 0)
+    throw InputError(file() + ": no requests: the file has " +
+                     (format_ == TraceFormat::mooncake_jsonl ? "only blank lines" : "no rows after its header"));
   return false;
 }
 

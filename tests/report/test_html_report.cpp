@@ -108,7 +108,7 @@ TEST_CASE("CSV columns read back with errors naming the file, line and column") 
   CHECK(std::isnan(c.column("b")[1]));
   CHECK_THROWS_WITH(c.column("zz"), Catch::Contains("ok.csv: no column 'zz'"));
   CHECK_THROWS_WITH(read_csv_columns(dir / "bad.csv"),
-                    Catch::Contains("bad.csv:3: column 2 (b): expected a number, got 'x'"));
+                    Catch::Contains("bad.csv:3: column 2 (b): expected a finite number, got 'x'"));
   CHECK_THROWS_WITH(read_csv_columns(dir / "short.csv"), Catch::Contains("short.csv:2: expected 2 cells, got 1"));
 }
 

@@ -109,5 +109,5 @@ TEST_CASE("workload yaml: bad values name the file, line, column and key") {
               "    input: {dist: fixed, value: 10}\n") ==
         "s.yaml:3:5: missing key 'workload.synthetic.output'");
   CHECK(error("workload:\n  trace: {path: a.csv}\n  transforms: {clip: {context: 1}}\n") ==
-        "s.yaml:3:32: key 'workload.transforms.clip.context': expected a whole number from 2 to 1099511627776, got '1'");
+        "s.yaml:3:32: key 'workload.transforms.clip.context': expected a whole number from 2 to 1000000000, got '1'");
 }
