@@ -1,6 +1,7 @@
 // Whole-state views of the caching allocator: snapshot export, fragmentation, the invariant checker
-// and seeding a replay's start state. None of this is on the hot path.
+// and seeding a replay's start state. Only fragmentation() runs often (once per serving step).
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <stdexcept>
 
@@ -40,11 +41,13 @@ Fragmentation CachingAllocator::fragmentation() const {
   fr.reserved_unallocated = fr.reserved >= fr.allocated ? fr.reserved - fr.allocated : 0;
   for_each_pool([&](const BlockPool& pool) {
     fr.free_blocks += static_cast<std::int64_t>(pool.blocks.size());
-    // Ordered by (stream, size): the last block of each stream run is that stream's largest.
-    for (auto it = pool.blocks.begin(); it != pool.blocks.end(); ++it) {
-      auto next = std::next(it);
-      if (next == pool.blocks.end() || next->stream != it->stream)
-        fr.largest_free_block = std::max(fr.largest_free_block, it->size);
+    // Ordered by (stream, size): the last block of each stream's run is that stream's largest, so
+    // one search per stream finds it (the server asks after every step; a walk was linear).
+    constexpr Bytes kMax = std::numeric_limits<Bytes>::max();
+    for (auto it = pool.blocks.begin(); it != pool.blocks.end();) {
+      auto end_of_stream = pool.blocks.upper_bound(SizeKey{it->stream, kMax, kMax}, SizeKeyCompare{});
+      fr.largest_free_block = std::max(fr.largest_free_block, std::prev(end_of_stream)->size);
+      it = end_of_stream;
     }
   });
   return fr;

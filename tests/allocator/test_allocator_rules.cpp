@@ -190,6 +190,22 @@ TEST_CASE("best fit: smallest block of the same stream, ties to the lowest addre
   g.a.check_invariants();
 }
 
+TEST_CASE("fragmentation: the largest free block over several streams and both pools") {
+  // Free sets are ordered (stream, size, address): the largest block of a middle stream must be
+  // found, not only the last block of the set.
+  Gpu g;
+  Block* s0 = g.a.malloc(30 * MiB, 0);  // whole 30 MiB segments (>= 10 MiB requests round to 2 MiB)
+  Block* s1 = g.a.malloc(50 * MiB, 1);
+  Block* s2 = g.a.malloc(12 * MiB, 2);
+  Block* small = g.a.malloc(4 * KiB, 3);
+  CHECK(g.a.fragmentation().largest_free_block == 2 * MiB - 4 * KiB);  // the small segment's tail
+  for (Block* b : {s0, s1, s2, small}) g.a.free(b);
+  const Fragmentation fr = g.a.fragmentation();
+  CHECK(fr.largest_free_block == 50 * MiB);  // stream 1, between streams 0 and 2
+  CHECK(fr.free_blocks == 4);
+  g.a.check_invariants();
+}
+
 TEST_CASE("coalescing: a freed block merges with free neighbours (spec §1)") {
   Gpu g;
   Block* a = g.a.malloc(4 * MiB);
