@@ -95,6 +95,46 @@ TEST_CASE("incident: a sampler spike at 1024 sequences with a 152k vocabulary") 
   CHECK(rows["profiled"]["requests"]["completed"] == 3000);
 }
 
+TEST_CASE("incident: per-layer buffers pin the cache and a burst's mixed batches fail on fragmentation") {
+  // The committed scenario runs 2 hours of trace (its verdicts are in its header, measured). Here the
+  // same engine, model and burst on the 400 s around it: the original trace's 2600-2800 s, stretched
+  // 2x, the burst 200 s in. The buffers are still created by the first decode steps, in the cache the
+  // profile run left, and the verdicts are the same.
+  std::string text = slurp(source_dir() / "scenarios" / "incident-fragmentation-after-mixed-batches.yaml");
+  const std::string full = "  transforms:\n    time_scale: 2.0\n    burst: {at_s: 5400, duration_s: 120, factor: 8}\n";
+  const std::size_t at = text.find(full);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, full.size(),
+               "  transforms:\n    window: {start_s: 2600, end_s: 2800}\n    time_scale: 2.0\n"
+               "    burst: {at_s: 200, duration_s: 120, factor: 8}\n");
+  const fs::path dir = headroom::test::temp_dir("fragmentation-incident");
+  write(dir / "incident.yaml", text);
+  fs::path out = dir / "out";
+  auto r = run_headroom("compare " + q(dir / "incident.yaml") + " -o " + q(out));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json comparison = read_json(out / "comparison.json");
+  std::map<std::string, nlohmann::json> rows;
+  for (const auto& p : comparison["policies"]) rows[p["kind"].get<std::string>()] = p;
+  const nlohmann::json& engine = rows["engine"];
+  REQUIRE(serving_oom(engine));
+  CHECK(engine["first_oom"]["tensor"] == "masked_logits");
+  // Fragmentation: more of the cache is free than the sampler asks for, but not in one piece.
+  const auto tried = engine["first_oom"]["tried_bytes"].get<std::uint64_t>();
+  CHECK(engine["first_oom"]["reserved_unallocated_bytes"].get<std::uint64_t>() > tried);
+  CHECK(engine["first_oom"]["free_bytes"].get<std::uint64_t>() < tried);
+  CHECK(serving_oom(rows["profiled"]));
+  CHECK(rows["profiled"]["first_oom"]["time_s"] == engine["first_oom"]["time_s"]);
+  CHECK(clean(rows["fragmentation_buffer"]));
+  CHECK(rows["fragmentation_buffer"]["kv_tokens"].get<std::int64_t>() < engine["kv_tokens"].get<std::int64_t>());
+  CHECK(serving_oom(rows["auto_profile"]));
+  CHECK(serving_oom(rows["release_on_oom"]));
+  CHECK(!rows["release_on_oom"]["canary_released_s"].is_null());
+  CHECK(clean(rows["shared_decode_buffer"]));
+  CHECK(rows["shared_decode_buffer"]["kv_tokens"] == engine["kv_tokens"]);
+  CHECK(clean(rows["allocator"]));
+}
+
 TEST_CASE("tune on the quickstart: run at the value found does not OOM, one step higher does") {
   fs::path out = headroom::test::temp_dir("tune");
   auto r = run_headroom("tune " + q(source_dir() / "scenarios" / "quickstart.yaml") +
