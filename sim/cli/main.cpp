@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   headroom::cli::add_fit_command(app);
   headroom::cli::add_calibrate_program_command(app);
   headroom::cli::add_report_command(app);
+  headroom::cli::add_generate_trace_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
