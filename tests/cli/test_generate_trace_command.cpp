@@ -33,7 +33,7 @@ TEST_CASE("generate-trace: deterministic Azure CSV that run replays") {
   CHECK(text.rfind("TIMESTAMP,ContextTokens,GeneratedTokens\n2024-01-01 00:00:00.0000000,", 0) == 0);
   CHECK(std::count(text.begin(), text.end(), '\n') == 2001);
 
-  write(dir / "s.yaml", "name: replay\ngpu: {profile: h100-sxm-80gb}\nmodel: {name: Llama-3.1-8B}\n"
+  write(dir / "s.yaml", "name: replay\ngpu: {profile: h100-sxm-80gb}\nmodel: {name: Llama-3.1-8B}\nengine: {kind: vllm}\n"
                         "workload: {trace: {path: a.csv}}\n");
   auto r = run_headroom("run " + q(dir / "s.yaml") + " -o " + q(dir / "out") + " --no-progress");
   REQUIRE(r.exit_code == 0);
