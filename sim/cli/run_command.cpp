@@ -64,7 +64,7 @@ void print_serving(const report::RunSummary& s) {
     fmt::print("                   {}\n", e.info.message());
   } else if (!r.ooms.empty()) {
     fmt::print("  OOMs             {} would-be OOMs (on_oom: continue), first at {:.3f} s allocating {}\n",
-               r.ooms.size(), r.ooms.front().time_s, r.ooms.front().tensor);
+               r.oom_count, r.ooms.front().time_s, r.ooms.front().tensor);
   } else {
     fmt::print("  OOM              none\n");
   }
@@ -133,9 +133,9 @@ void run(const RunArgs& a) {
         a.check, started.release_canary_on_oom);
     if (progress) std::fprintf(stderr, "\r%60s\r", "");
     summary.serving = &serving;
-    summary.ttft = report::summarize(lat_stats.ttft);
-    summary.tpot = report::summarize(lat_stats.tpot);
-    summary.e2e = report::summarize(lat_stats.e2e);
+    summary.ttft = report::LatencyCollector::summarize(lat_stats.ttft);
+    summary.tpot = report::LatencyCollector::summarize(lat_stats.tpot);
+    summary.e2e = report::LatencyCollector::summarize(lat_stats.e2e);
     if (serving.end_time_s > 0) {
       summary.throughput_tokens_per_s = static_cast<double>(serving.generated_tokens) / serving.end_time_s;
       summary.throughput_requests_per_s = static_cast<double>(serving.completed) / serving.end_time_s;

@@ -80,16 +80,17 @@ Tokens lightllm_worst_case_peak(std::vector<LightllmTokenTuple>& tuples) {
 LightllmScheduler::LightllmScheduler(const LightllmSchedulerLimits& limits)
     : limits_(checked(limits)), pool_(limits.kv_capacity) {}
 
-void LightllmScheduler::attach(std::deque<RequestState>* table) { table_ = table; }
+void LightllmScheduler::attach(RequestTable* table) { table_ = table; }
 
 LightllmAbort LightllmScheduler::abort_reason(std::uint64_t id) const {
-  return id < slots_.size() ? slots_[id].abort : LightllmAbort::none;
+  return slots_.contains(id) && !slots_.dropped(id) ? slots_[id].abort : LightllmAbort::none;
 }
 
 void LightllmScheduler::add_request(std::uint64_t id) {
   if (!table_) broken("add_request before attach");
-  if (id >= table_->size()) broken(fmt::format("request {} is not in the table", id));
-  if (id >= slots_.size()) slots_.resize(std::max<std::size_t>(id + 1, 2 * slots_.size()));
+  if (!table_->contains(id)) broken(fmt::format("request {} is not in the table", id));
+  if (slots_.dropped(id)) broken(fmt::format("request {} added after its release", id));
+  slots_.extend_to(id);
   Slot& s = slots_[id];
   if (s.known) broken(fmt::format("request {} added twice", id));
   s = Slot{};
@@ -325,6 +326,11 @@ void LightllmScheduler::complete_step(const StepPlan& plan, Seconds now, std::ve
   if (any_left) std::erase_if(running_, [&](std::uint64_t id) { return row(id).status == RequestStatus::finished; });
 }
 
+void LightllmScheduler::release(std::uint64_t id) {
+  pool_.release(id);  // throws if it still holds slots
+  slots_.drop(id);
+}
+
 void LightllmScheduler::drop_step(const StepPlan& plan) {
   for (const ScheduledRequest& sr : plan.scheduled) {
     RequestState& r = row(sr.id);
@@ -356,38 +362,41 @@ KvUsage LightllmScheduler::kv_usage() const {
 
 void LightllmScheduler::check_invariants() const {
   pool_.check_invariants();
-  auto known = [this](std::uint64_t id) { return slots_[id].known; };
-  const std::vector<int> in_waiting = queue_membership(waiting_, slots_.size(), known, "LightllmScheduler", "waiting");
-  const std::vector<int> in_running = queue_membership(running_, slots_.size(), known, "LightllmScheduler", "running");
+  // Ids index the live window of the slots: [base, slots_.end_id()).
+  const std::uint64_t base = slots_.begin_id(), end = slots_.end_id();
+  auto known = [this](std::uint64_t id) { return !slots_.dropped(id) && slots_[id].known; };
+  const std::vector<int> in_waiting = queue_membership(waiting_, base, end, known, "LightllmScheduler", "waiting");
+  const std::vector<int> in_running = queue_membership(running_, base, end, known, "LightllmScheduler", "running");
   Tokens held_sum = 0;
   std::int64_t paused = 0;
-  for (std::size_t id = 0; id < slots_.size(); ++id) {
+  for (std::uint64_t id = base; id < end; ++id) {
+    if (!known(id)) continue;
     const Slot& s = slots_[id];
-    if (!s.known) continue;
+    const std::size_t i = id - base;
     const RequestState& r = row(id);
     const std::string name = fmt::format("request {}", id);
     const Tokens h = held(id);
     held_sum += h;
     switch (r.status) {
       case RequestStatus::waiting:
-        if (in_waiting[id] != 1 || in_running[id] != 0) broken(name + " is waiting but not exactly once in the queue");
+        if (in_waiting[i] != 1 || in_running[i] != 0) broken(name + " is waiting but not exactly once in the queue");
         if (h != 0 || r.computed_tokens != 0 || s.paused) broken(name + " is waiting but holds KV");
         break;
       case RequestStatus::preempted:
         ++paused;
-        if (!s.paused || in_running[id] != 1 || in_waiting[id] != 0)
+        if (!s.paused || in_running[i] != 1 || in_waiting[i] != 0)
           broken(name + " is preempted but not paused in the running batch");
         if (h != 0 || r.computed_tokens != 0 || s.pending != 0) broken(name + " is paused but holds KV");
         break;
       case RequestStatus::running:
-        if (s.paused || in_running[id] != 1 || in_waiting[id] != 0)
+        if (s.paused || in_running[i] != 1 || in_waiting[i] != 0)
           broken(name + " is running but not exactly once in the running batch");
         if (h != r.computed_tokens + s.pending)
           broken(fmt::format("{} holds {} slots for {} computed + {} in flight", name, h, r.computed_tokens, s.pending));
         break;
       case RequestStatus::finished:
       case RequestStatus::aborted:
-        if (in_waiting[id] != 0 || in_running[id] != 0) broken(name + " has left but is still queued");
+        if (in_waiting[i] != 0 || in_running[i] != 0) broken(name + " has left but is still queued");
         if (h != 0) broken(name + " has left but holds KV");
         if ((r.status == RequestStatus::aborted) != (s.abort != LightllmAbort::none))
           broken(name + " is aborted without a reason, or has a reason without being aborted");

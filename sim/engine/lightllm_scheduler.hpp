@@ -90,12 +90,13 @@ class LightllmScheduler final : public Scheduler {
   // (without; api_start.py requires it), a negative router_token_ratio.
   explicit LightllmScheduler(const LightllmSchedulerLimits& limits);
 
-  void attach(std::deque<RequestState>* table) override;
+  void attach(RequestTable* table) override;
   void add_request(std::uint64_t id) override;
   void schedule(Seconds now, StepPlan& plan) override;
   void complete_step(const StepPlan& plan, Seconds now, std::vector<std::uint64_t>& finished) override;
   // The dropped step's requests are aborted (LightllmAbort::dropped_step) and their KV freed.
   void drop_step(const StepPlan& plan) override;
+  void release(std::uint64_t id) override;
   bool has_work() const override;
   std::int64_t running() const override;  // in the running batch and not paused
   std::int64_t waiting() const override;  // in the waiting queue or paused
@@ -107,7 +108,7 @@ class LightllmScheduler final : public Scheduler {
   const LightllmSchedulerLimits& limits() const { return limits_; }
   const TokenKvPool& pool() const { return pool_; }
   LightllmAbort abort_reason(std::uint64_t id) const;
-  bool paused(std::uint64_t id) const { return id < slots_.size() && slots_[id].paused; }
+  bool paused(std::uint64_t id) const { return slots_.contains(id) && !slots_.dropped(id) && slots_[id].paused; }
   std::int64_t step_count() const { return step_count_; }
   const std::vector<std::uint64_t>& running_batch() const { return running_; }  // paused ones included
   const std::deque<std::uint64_t>& waiting_queue() const { return waiting_; }
@@ -133,8 +134,8 @@ class LightllmScheduler final : public Scheduler {
 
   LightllmSchedulerLimits limits_;
   TokenKvPool pool_;
-  std::deque<RequestState>* table_ = nullptr;
-  std::vector<Slot> slots_;                 // by request id
+  RequestTable* table_ = nullptr;
+  IdWindow<Slot> slots_;                    // by request id
   std::deque<std::uint64_t> waiting_;
   std::vector<std::uint64_t> running_;      // the router's running batch, in admission order
   std::int64_t paused_count_ = 0;

@@ -178,17 +178,18 @@ void PagedKvCache::uncache_block(BlockId b) {
 // Requests
 
 PagedKvCache::RequestState* PagedKvCache::state_of(RequestId id) {
-  if (id >= state_index_.size() || state_index_[id] < 0) return nullptr;
+  if (!state_index_.contains(id) || state_index_[id] < 0) return nullptr;
   return &states_[static_cast<std::size_t>(state_index_[id])];
 }
 
 const PagedKvCache::RequestState* PagedKvCache::state_of(RequestId id) const {
-  if (id >= state_index_.size() || state_index_[id] < 0) return nullptr;
+  if (!state_index_.contains(id) || state_index_[id] < 0) return nullptr;
   return &states_[static_cast<std::size_t>(state_index_[id])];
 }
 
 PagedKvCache::RequestState& PagedKvCache::new_state(RequestId id) {
-  if (id >= state_index_.size()) state_index_.resize(std::max<std::size_t>(id + 1, 2 * state_index_.size()), -1);
+  if (state_index_.dropped(id)) broken("request " + std::to_string(id) + " was released and cannot hold blocks again");
+  state_index_.extend_to(id);
   std::size_t i;
   if (!spare_states_.empty()) {
     i = spare_states_.back();
@@ -325,14 +326,19 @@ bool PagedKvCache::free(RequestId id) {
   return true;
 }
 
+void PagedKvCache::release(RequestId id) {
+  if (state_of(id)) broken("request " + std::to_string(id) + " released while holding blocks");
+  state_index_.drop(id);
+}
+
 // ---------------------------------------------------------------------------------------------
 
 void PagedKvCache::check_invariants() const {
   // Reference counts against the tables.
   std::vector<std::uint32_t> holders(num_blocks_, 0);
   std::uint32_t live = 0;
-  for (std::size_t id = 0; id < state_index_.size(); ++id) {
-    if (state_index_[id] < 0) continue;
+  for (std::uint64_t id = state_index_.begin_id(); id < state_index_.end_id(); ++id) {
+    if (state_index_.dropped(id) || state_index_[id] < 0) continue;
     ++live;
     const RequestState& s = states_[static_cast<std::size_t>(state_index_[id])];
     if (s.id != id) broken("request slot of " + std::to_string(id) + " holds request " + std::to_string(s.id));

@@ -15,12 +15,13 @@
 //    16-token blocks those ids cover, and nothing after.
 //
 // Allocation-free once warm: block arrays, the free queue and the hash index are sized at
-// construction; per-request tables are recycled; the request-id index grows only when a larger
-// id than ever before arrives.
+// construction; per-request tables are recycled; the request-id index holds the window of live
+// ids (id_window.hpp) and grows only when that window is wider than ever before.
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "sim/engine/id_window.hpp"
 #include "sim/engine/kv_request.hpp"
 
 namespace headroom::engine {
@@ -64,6 +65,10 @@ class PagedKvCache {
   // with none join the free queue in reverse table order, hashes kept. False (nothing done) for
   // a request holding no blocks, as vLLM pops an absent request's table as empty.
   bool free(RequestId id);
+
+  // The request is gone for good (it holds no blocks): its id leaves the index, so the index
+  // follows the live requests. Its cached blocks stay cached. std::logic_error if it holds blocks.
+  void release(RequestId id);
 
   std::uint32_t num_blocks() const { return num_blocks_; }
   Tokens block_size() const { return block_size_; }
@@ -150,7 +155,7 @@ class PagedKvCache {
   HashIndex index_;
   std::uint32_t hashed_count_ = 0;
 
-  std::vector<std::int64_t> state_index_;  // by request id: index into states_, or −1
+  IdWindow<std::int64_t> state_index_{-1};  // by request id: index into states_, or −1
   std::vector<RequestState> states_;
   std::vector<std::uint32_t> spare_states_;
   std::uint32_t live_requests_ = 0;

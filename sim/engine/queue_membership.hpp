@@ -11,16 +11,17 @@
 
 namespace headroom::engine {
 
-// Counts per id in [0, requests); throws std::logic_error("<scheduler>: unknown request <id> <state>")
-// for an id that is out of range or not known.
+// Counts per id in [begin, end), at index id − begin (the scheduler's live window of ids); throws
+// std::logic_error("<scheduler>: unknown request <id> <state>") for an id that is out of range or
+// not known.
 template <class Queue, class IsKnown>
-std::vector<int> queue_membership(const Queue& queue, std::size_t requests, IsKnown&& is_known,
+std::vector<int> queue_membership(const Queue& queue, std::uint64_t begin, std::uint64_t end, IsKnown&& is_known,
                                   std::string_view scheduler, std::string_view state) {
-  std::vector<int> count(requests, 0);
+  std::vector<int> count(end - begin, 0);
   for (std::uint64_t id : queue) {
-    if (id >= requests || !is_known(id))
+    if (id < begin || id >= end || !is_known(id))
       throw std::logic_error(fmt::format("{}: unknown request {} {}", scheduler, id, state));
-    ++count[id];
+    ++count[id - begin];
   }
   return count;
 }

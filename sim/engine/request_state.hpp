@@ -1,10 +1,12 @@
 #pragma once
 // A request as the engine sees it while serving: its lengths, how far its prefill and decode have
-// got, and the times the metrics need. Plain data, kept in a table indexed by request id.
+// got, and the times the metrics need. Plain data, kept in the serving loop's RequestTable: rows by
+// request id for the requests still live (id_window.hpp).
 #include <cstdint>
 #include <vector>
 
 #include "sim/core/units.hpp"
+#include "sim/engine/id_window.hpp"
 #include "sim/workload/request.hpp"
 
 namespace headroom::engine {
@@ -18,7 +20,7 @@ struct RequestState {
   Seconds arrival_s = 0;
   Tokens prompt_tokens = 0;
   Tokens max_output_tokens = 0;              // the trace's output length: decoding stops there
-  const std::vector<std::uint64_t>* prefix_hashes = nullptr;  // Mooncake hash_ids (may be empty)
+  std::vector<std::uint64_t> prefix_hashes;  // Mooncake hash_ids (may be empty)
   Tokens prefix_block_tokens = 0;
 
   RequestStatus status = RequestStatus::waiting;
@@ -39,5 +41,9 @@ struct RequestState {
   bool prefill_done() const { return remaining_prefill() == 0; }
   bool done() const { return output_tokens >= max_output_tokens; }
 };
+
+// The request table the serving loop owns and the scheduler reads: a row per id from the oldest
+// request not yet reported to the newest arrival.
+using RequestTable = IdWindow<RequestState>;
 
 }  // namespace headroom::engine

@@ -4,7 +4,6 @@
 // serving loop (server.hpp) owns the request table and the clock; a scheduler only sees requests
 // through the table and the plans it makes.
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 #include "sim/engine/request_state.hpp"
@@ -27,8 +26,9 @@ struct SchedulerCounters {
 class Scheduler {
  public:
   virtual ~Scheduler() = default;
-  // The request table is owned by the serving loop; ids index it, and rows never move.
-  virtual void attach(std::deque<RequestState>* table) = 0;
+  // The request table is owned by the serving loop; ids index it. Rows may move when a request
+  // arrives (keep ids, not references), and a reported request's row goes away (release()).
+  virtual void attach(RequestTable* table) = 0;
   // A request arrived: it joins the waiting queue.
   virtual void add_request(std::uint64_t id) = 0;
   // Plans the next step at `now` (KV for every scheduled token is allocated here; requests may be
@@ -41,6 +41,10 @@ class Scheduler {
   // The step failed (an OOM the server survives with on_oom: continue): undo its KV allocations'
   // effects as the engine would (the batch is dropped and its requests rescheduled).
   virtual void drop_step(const StepPlan& plan) = 0;
+  // The serving loop has reported the request (finished, or aborted through a plan's `aborted` or
+  // a dropped step) and will drop its row: the scheduler forgets whatever it keeps by its id, so
+  // its memory follows the live requests. Only for a request in no queue and holding no KV.
+  virtual void release(std::uint64_t id) = 0;
   virtual bool has_work() const = 0;
   virtual std::int64_t running() const = 0;
   virtual std::int64_t waiting() const = 0;

@@ -71,14 +71,18 @@ ServingResult Server::run(workload::RequestSource& source, const std::function<v
   model::ProgramRun run;
   latency::Batch batch;
   std::vector<std::uint64_t> finished;
-  std::vector<TimelinePoint> points;
+  auto reserved_of = [](const TimelinePoint& p) { return p.reserved; };
+  StreamingDownsample<TimelinePoint, decltype(reserved_of)> points(options_.timeline_buckets, reserved_of);
   bool busy = false;
   bool graph_step = false;
   alloc::Block* canary = options_.release_on_oom;
   Bytes max_reserved_seen = 0;
 
-  auto emit = [&](const RequestState& r) {
-    if (on_request) on_request(record_of(r));
+  // A request leaves: its record goes out, then its row and the scheduler's state for it go away.
+  auto emit = [&](std::uint64_t id) {
+    if (on_request) on_request(record_of(table_[id]));
+    scheduler_.release(id);
+    table_.drop(id);
   };
   // --check: the scheduler's and its KV manager's invariants after every call that changes them; the
   // allocator checks its own after each of its operations.
@@ -103,7 +107,7 @@ ServingResult Server::run(workload::RequestSource& source, const std::function<v
         // Refused before it ran (too long for the engine), or given up on later (SGLang's last decode).
         if (r.computed_tokens == 0 && r.output_tokens == 0) ++result.rejected;
         else ++result.aborted;
-        emit(r);
+        emit(id);
       }
       if (plan.empty()) return true;
       graph_step = options_.max_graph_batch > 0 && plan.decode_seqs == plan.seqs() &&
@@ -131,7 +135,8 @@ ServingResult Server::run(workload::RequestSource& source, const std::function<v
         ev.tensor = op.layer >= 0 ? fmt::format("{} (layer {})", model::tensor_name(op.tensor), op.layer)
                                   : std::string(model::tensor_name(op.tensor));
         ev.info = *run.oom;
-        result.ooms.push_back(ev);
+        ++result.oom_count;
+        if (result.ooms.size() < kMaxOomEvents) result.ooms.push_back(ev);
         if (options_.on_oom == OnOom::stop) {
           result.died = true;
           return false;
@@ -140,10 +145,9 @@ ServingResult Server::run(workload::RequestSource& source, const std::function<v
         scheduler_.drop_step(plan);
         check();
         for (const ScheduledRequest& s : plan.scheduled) {
-          const RequestState& r = table_[s.id];
-          if (r.status == RequestStatus::aborted) {
+          if (table_[s.id].status == RequestStatus::aborted) {
             ++result.aborted;
-            emit(r);
+            emit(s.id);
           }
         }
         continue;
@@ -166,22 +170,26 @@ ServingResult Server::run(workload::RequestSource& source, const std::function<v
     Event e = queue.pop();
     Seconds now = e.time;
     if (e.kind == EventKind::Arrival) {
-      if (next.id != table_.size())
-        throw std::logic_error(fmt::format("request ids must be dense: got {} after {}", next.id, table_.size()));
-      requests_.push_back(std::move(next));
-      const workload::Request& req = requests_.back();
-      RequestState st;
-      st.id = req.id;
-      st.arrival_s = req.arrival_s;
-      st.prompt_tokens = req.input_tokens;
-      st.max_output_tokens = std::max<Tokens>(req.output_tokens, 1);
-      st.prefix_hashes = &req.prefix_hashes;
-      st.prefix_block_tokens = req.prefix_block_tokens;
+      if (next.id != table_.end_id())
+        throw std::logic_error(fmt::format("request ids must be dense: got {} after {}", next.id, table_.end_id()));
+      // The new row takes the request's hashes and hands its slot's old buffer (a dropped row's)
+      // to the next request: once the table has grown, arrivals allocate nothing.
+      RequestState& st = table_.append();
+      std::vector<std::uint64_t> spare = std::move(st.prefix_hashes);
+      st = RequestState{};
+      st.id = next.id;
+      st.arrival_s = next.arrival_s;
+      st.prompt_tokens = next.input_tokens;
+      st.max_output_tokens = std::max<Tokens>(next.output_tokens, 1);
+      st.prefix_hashes = std::move(next.prefix_hashes);
+      st.prefix_block_tokens = next.prefix_block_tokens;
       ++result.arrived;
-      table_.push_back(st);
-      scheduler_.add_request(req.id);  // a refusal shows up in the next plan's `aborted`
+      result.peak_table_rows = std::max(result.peak_table_rows, static_cast<std::int64_t>(table_.size()));
+      scheduler_.add_request(st.id);  // a refusal shows up in the next plan's `aborted`
       check();
       next = workload::Request{};
+      spare.clear();
+      next.prefix_hashes = std::move(spare);
       have_next = source.next(next);
       if (have_next) queue.schedule(std::max(next.arrival_s, now), EventKind::Arrival, next.id);
       alive = start_step(now);
@@ -196,7 +204,7 @@ ServingResult Server::run(workload::RequestSource& source, const std::function<v
         if (s.samples) ++result.generated_tokens;
       for (std::uint64_t id : finished) {
         ++result.completed;
-        emit(table_[id]);
+        emit(id);
       }
       const alloc::Fragmentation fr = allocator_.fragmentation();
       if (fr.reserved > max_reserved_seen) {
@@ -204,7 +212,7 @@ ServingResult Server::run(workload::RequestSource& source, const std::function<v
         result.fragmentation_at_peak_reserved = fr;
       }
       KvUsage kv = scheduler_.kv_usage();
-      points.push_back(TimelinePoint{now, fr.allocated, fr.reserved,
+      points.add(TimelinePoint{now, fr.allocated, fr.reserved,
                                      run.peak_allocated > 0 ? run.peak_allocated : 0, fr.largest_free_block,
                                      fr.free_blocks, kv.used_tokens, scheduler_.running(), scheduler_.waiting(),
                                      result.arrived, scheduler_.counters().preemptions});
@@ -218,9 +226,7 @@ ServingResult Server::run(workload::RequestSource& source, const std::function<v
   result.peak_reserved = static_cast<Bytes>(st.reserved_bytes[alloc::kAll].peak);
   result.counters = scheduler_.counters();
   result.preemptions = result.counters.preemptions;
-  downsample_keeping_extremes(points, options_.max_timeline_points,
-                              [](const TimelinePoint& p) { return p.reserved; });
-  result.timeline = std::move(points);
+  result.timeline = points.take(options_.max_timeline_points);
   return result;
 }
 

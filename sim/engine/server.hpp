@@ -5,7 +5,6 @@
 // the clock, and finished requests leave. An allocation failure is an OOM event with PyTorch's
 // figures; by default the server dies there, as real ones do.
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -41,7 +40,14 @@ struct ServingOptions {
   // and the step run again, so the cached bytes it leaves serve the allocation. Null: none.
   alloc::Block* release_on_oom = nullptr;
   std::size_t max_timeline_points = 4000;
+  // The timeline streams through this many buckets (StreamingDownsample): runs of fewer than
+  // twice as many steps keep every step until the final down-sampling to max_timeline_points.
+  std::size_t timeline_buckets = 32768;
 };
+
+// OOM events kept in ServingResult::ooms (the first ones); oom_count counts them all. With
+// on_oom: continue a long trace can fail a step thousands of times; the report lists the first.
+inline constexpr std::size_t kMaxOomEvents = 1000;
 
 struct OomEvent {
   Seconds time_s = 0;
@@ -82,7 +88,8 @@ struct RequestRecord {
 
 struct ServingResult {
   bool died = false;                  // stopped at an OOM (on_oom: stop)
-  std::vector<OomEvent> ooms;
+  std::vector<OomEvent> ooms;         // the first kMaxOomEvents
+  std::int64_t oom_count = 0;         // every OOM event
   std::int64_t arrived = 0;
   std::int64_t completed = 0;
   std::int64_t aborted = 0;           // given up on after they ran: dropped steps (on_oom: continue), SGLang's
@@ -99,6 +106,9 @@ struct ServingResult {
   SchedulerCounters counters;
   std::int64_t allocator_mallocs = 0;
   std::optional<Seconds> canary_released_s;  // when release_on_oom freed the canary
+  // The request table's widest live window: rows from the oldest unreported request to the newest
+  // arrival (memory follows this, not the trace's length).
+  std::int64_t peak_table_rows = 0;
 };
 
 class Server {
@@ -120,8 +130,9 @@ class Server {
   const latency::StepLatencyModel& latency_;
   Scheduler& scheduler_;
   ServingOptions options_;
-  std::deque<RequestState> table_;            // by request id; a deque keeps rows in place as it grows
-  std::deque<workload::Request> requests_;    // prefix hashes live here, indexed like table_
+  // By request id, from the oldest request not yet reported to the newest arrival: a reported
+  // request's row is dropped, so the table follows the requests in flight.
+  RequestTable table_;
   // Step programs by (tokens, seqs, decode seqs, graph replay): shapes repeat, so a step rarely
   // builds one. Cleared when it grows past a bound, so memory stays flat on long traces.
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, bool>, model::AllocationProgram> programs_;

@@ -86,7 +86,7 @@ SglangScheduler::SglangScheduler(const SglangSchedulerLimits& limits)
   new_token_ratio_ = ratio_.init;
 }
 
-void SglangScheduler::attach(std::deque<RequestState>* table) { table_ = table; }
+void SglangScheduler::attach(RequestTable* table) { table_ = table; }
 
 KvRequest SglangScheduler::kv_request(const RequestState& r) const {
   KvRequest k;
@@ -94,13 +94,13 @@ KvRequest SglangScheduler::kv_request(const RequestState& r) const {
   k.prompt_tokens = r.prompt_tokens;
   k.num_tokens = r.prompt_tokens + r.output_tokens;
   k.num_computed_tokens = r.computed_tokens;
-  if (r.prefix_hashes) k.prefix_hashes = *r.prefix_hashes;
+  k.prefix_hashes = r.prefix_hashes;
   k.prefix_block_tokens = r.prefix_block_tokens;
   return k;
 }
 
 SglangAbort SglangScheduler::abort_reason(std::uint64_t id) const {
-  return id < slots_.size() ? slots_[id].abort : SglangAbort::none;
+  return slots_.contains(id) && !slots_.dropped(id) ? slots_[id].abort : SglangAbort::none;
 }
 
 void SglangScheduler::abort(std::uint64_t id, SglangAbort reason) {
@@ -111,8 +111,9 @@ void SglangScheduler::abort(std::uint64_t id, SglangAbort reason) {
 
 void SglangScheduler::add_request(std::uint64_t id) {
   if (!table_) broken("add_request before attach");
-  if (id >= table_->size()) broken(fmt::format("request {} is not in the table", id));
-  if (id >= slots_.size()) slots_.resize(std::max<std::size_t>(id + 1, 2 * slots_.size()));
+  if (!table_->contains(id)) broken(fmt::format("request {} is not in the table", id));
+  if (slots_.dropped(id)) broken(fmt::format("request {} added after its release", id));
+  slots_.extend_to(id);
   Slot& s = slot(id);
   if (s.known) broken(fmt::format("request {} added twice", id));
   s = Slot{};
@@ -327,7 +328,7 @@ void SglangScheduler::schedule_decode(StepPlan& plan) {
   }
 }
 
-void SglangScheduler::release(std::uint64_t id) {
+void SglangScheduler::free_kv(std::uint64_t id) {
   // release_kv_cache(req, tree_cache, is_insert=False): the request's own slots go back to the
   // pool, its prefix path is unlocked (and stays cached).
   Slot& s = slot(id);
@@ -355,7 +356,7 @@ void SglangScheduler::retract_decode(StepPlan& plan) {
     first_iter = false;
     const std::uint64_t id = order_.back();
     order_.pop_back();
-    release(id);
+    free_kv(id);
     RequestState& r = row(id);
     r.status = RequestStatus::preempted;
     r.computed_tokens = 0;
@@ -368,7 +369,7 @@ void SglangScheduler::retract_decode(StepPlan& plan) {
   if (order_.size() <= 1 && !check_decode_mem(static_cast<Tokens>(order_.size()))) {
     const std::uint64_t id = order_.back();
     order_.pop_back();
-    release(id);
+    free_kv(id);
     abort(id, SglangAbort::decode_out_of_memory);
     plan.aborted.push_back(id);
   }
@@ -462,12 +463,21 @@ void SglangScheduler::complete_step(const StepPlan& plan, Seconds now, std::vect
   }
 }
 
+void SglangScheduler::release(std::uint64_t id) {
+  if (slots_.contains(id) && !slots_.dropped(id)) {
+    const Slot& s = slot(id);
+    if (s.own != 0 || s.locked != 0 || s.node != RadixKvCache::kRoot)
+      broken(fmt::format("request {} released while holding KV", id));
+  }
+  slots_.drop(id);
+}
+
 void SglangScheduler::drop_step(const StepPlan& plan) {
   prefill_in_flight_ = 0;
   for (const ScheduledRequest& sr : plan.scheduled) {
     RequestState& r = row(sr.id);
     if (r.status != RequestStatus::running) continue;
-    release(sr.id);
+    free_kv(sr.id);
     abort(sr.id, SglangAbort::dropped_step);
     leave_running(sr.id);
   }
@@ -495,14 +505,17 @@ void SglangScheduler::check_invariants() const {
   cache_.check_invariants();
   if (!(new_token_ratio_ >= 0 && new_token_ratio_ <= 1))
     broken(fmt::format("new_token_ratio {} outside [0, 1]", new_token_ratio_));
-  auto known = [this](std::uint64_t id) { return slots_[id].known; };
-  const std::vector<int> in_waiting = queue_membership(waiting_, slots_.size(), known, "SglangScheduler", "waiting");
-  const std::vector<int> in_running = queue_membership(running_, slots_.size(), known, "SglangScheduler", "running");
+  // Ids index the live window of the slots: [base, slots_.end_id()).
+  const std::uint64_t base = slots_.begin_id(), end = slots_.end_id();
+  auto known = [this](std::uint64_t id) { return !slots_.dropped(id) && slots_[id].known; };
+  const std::vector<int> in_waiting = queue_membership(waiting_, base, end, known, "SglangScheduler", "waiting");
+  const std::vector<int> in_running = queue_membership(running_, base, end, known, "SglangScheduler", "running");
   Tokens own = 0;
   std::int64_t live = 0;
-  for (std::size_t id = 0; id < slots_.size(); ++id) {
+  for (std::uint64_t id = base; id < end; ++id) {
+    if (!known(id)) continue;
     const Slot& s = slots_[id];
-    if (!s.known) continue;
+    const std::size_t i = id - base;
     const RequestState& r = row(id);
     const std::string name = fmt::format("request {}", id);
     own += s.own;
@@ -511,7 +524,7 @@ void SglangScheduler::check_invariants() const {
     switch (r.status) {
       case RequestStatus::waiting:
       case RequestStatus::preempted:
-        if (in_waiting[id] != 1 || in_running[id] != 0 || chunked)
+        if (in_waiting[i] != 1 || in_running[i] != 0 || chunked)
           broken(name + " is waiting but not exactly once in the waiting queue");
         if (s.own != 0 || s.locked != 0 || s.node != RadixKvCache::kRoot || r.computed_tokens != 0)
           broken(name + " is waiting but holds KV");
@@ -519,8 +532,8 @@ void SglangScheduler::check_invariants() const {
       case RequestStatus::running: {
         ++live;
         // Exactly one of: the decode batch, the chunked slot, a prefill in flight.
-        const bool in_flight_prefill = s.pending > 0 && in_running[id] == 0 && !chunked;
-        if (in_waiting[id] != 0 || in_running[id] + (chunked ? 1 : 0) + (in_flight_prefill ? 1 : 0) != 1)
+        const bool in_flight_prefill = s.pending > 0 && in_running[i] == 0 && !chunked;
+        if (in_waiting[i] != 0 || in_running[i] + (chunked ? 1 : 0) + (in_flight_prefill ? 1 : 0) != 1)
           broken(name + " is running but not exactly once in the decode batch, the chunked slot or a prefill in flight");
         if (s.locked + s.own != r.computed_tokens + s.pending)
           broken(fmt::format("{} accounts {} locked + {} own tokens for {} computed + {} in flight", name, s.locked,
@@ -532,13 +545,13 @@ void SglangScheduler::check_invariants() const {
           path += cache_.node_tokens(n);
         }
         if (path != s.locked) broken(fmt::format("{} locks a path of {} tokens, accounted {}", name, path, s.locked));
-        if (in_running[id] == 1 && (r.output_tokens < 1 || r.remaining_prefill() != 1))
+        if (in_running[i] == 1 && (r.output_tokens < 1 || r.remaining_prefill() != 1))
           broken(name + " is in the decode batch but is not decoding");
         break;
       }
       case RequestStatus::finished:
       case RequestStatus::aborted:
-        if (in_waiting[id] != 0 || in_running[id] != 0 || chunked) broken(name + " has left but is still queued");
+        if (in_waiting[i] != 0 || in_running[i] != 0 || chunked) broken(name + " has left but is still queued");
         if (s.own != 0 || s.locked != 0 || s.node != RadixKvCache::kRoot) broken(name + " has left but holds KV");
         if ((r.status == RequestStatus::aborted) != (s.abort != SglangAbort::none))
           broken(name + " is aborted without a reason, or has a reason without being aborted");

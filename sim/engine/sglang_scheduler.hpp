@@ -104,7 +104,7 @@ class SglangScheduler final : public Scheduler {
   // the model does not cover (page_size other than 1: the radix cache here works per token).
   explicit SglangScheduler(const SglangSchedulerLimits& limits);
 
-  void attach(std::deque<RequestState>* table) override;
+  void attach(RequestTable* table) override;
   // Checks the request against the context and input limits (aborting it, reported with the next
   // plan) and caps its max_output_tokens at max_req_len − input − 1 as Scheduler
   // handle_generate_request caps max_new_tokens.
@@ -114,6 +114,7 @@ class SglangScheduler final : public Scheduler {
   // The dropped step's requests are aborted (SglangAbort::dropped_step) and their KV freed, the
   // prefix they computed before the step staying cached.
   void drop_step(const StepPlan& plan) override;
+  void release(std::uint64_t id) override;
   bool has_work() const override;
   std::int64_t running() const override;  // the decode batch plus the chunked request
   std::int64_t waiting() const override;
@@ -157,7 +158,7 @@ class SglangScheduler final : public Scheduler {
   bool check_decode_mem(Tokens slots_needed);
   void evict_for(Tokens slots_needed);
   void retract_decode(StepPlan& plan);
-  void release(std::uint64_t id);                     // frees the request's KV, keeps the tree's
+  void free_kv(std::uint64_t id);                     // frees the request's KV, keeps the tree's
   void cache_unfinished(std::uint64_t id);            // insert computed tokens, relock
   void cache_finished(std::uint64_t id);              // insert computed tokens, unlock
   void abort(std::uint64_t id, SglangAbort reason);   // status aborted, reported with a plan
@@ -167,8 +168,8 @@ class SglangScheduler final : public Scheduler {
   SglangNewTokenRatio ratio_;
   Tokens max_req_len_ = 0;
   RadixKvCache cache_;
-  std::deque<RequestState>* table_ = nullptr;
-  std::vector<Slot> slots_;                // by request id
+  RequestTable* table_ = nullptr;
+  IdWindow<Slot> slots_;                   // by request id
   std::deque<std::uint64_t> waiting_;
   std::vector<std::uint64_t> running_;     // the decode batch, in SGLang's order
   std::uint64_t chunked_ = 0;

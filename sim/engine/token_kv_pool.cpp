@@ -18,7 +18,8 @@ bool TokenKvPool::alloc(RequestId id, Tokens n) {
     ++counters_.failed_allocations;
     return false;
   }
-  if (id >= held_.size()) held_.resize(std::max<std::size_t>(id + 1, 2 * held_.size()), kNotHeld);
+  if (held_.dropped(id)) throw std::logic_error("TokenKvPool: request " + std::to_string(id) + " was released");
+  held_.extend_to(id);
   if (held_[id] == kNotHeld) {
     held_[id] = 0;
     ++live_requests_;
@@ -32,7 +33,7 @@ bool TokenKvPool::alloc(RequestId id, Tokens n) {
 }
 
 Tokens TokenKvPool::free(RequestId id) {
-  if (id >= held_.size() || held_[id] == kNotHeld)
+  if (!held_.contains(id) || held_.dropped(id) || held_[id] == kNotHeld)
     throw std::logic_error("TokenKvPool: request " + std::to_string(id) + " holds no slots (double free?)");
   const Tokens n = held_[id];
   held_[id] = kNotHeld;
@@ -44,14 +45,20 @@ Tokens TokenKvPool::free(RequestId id) {
 }
 
 Tokens TokenKvPool::tokens_of(RequestId id) const {
-  return id < held_.size() && held_[id] != kNotHeld ? held_[id] : 0;
+  return held_.contains(id) && !held_.dropped(id) && held_[id] != kNotHeld ? held_[id] : 0;
+}
+
+void TokenKvPool::release(RequestId id) {
+  if (held_.contains(id) && !held_.dropped(id) && held_[id] != kNotHeld)
+    throw std::logic_error("TokenKvPool: request " + std::to_string(id) + " released while holding slots");
+  held_.drop(id);
 }
 
 void TokenKvPool::check_invariants() const {
   Tokens sum = 0;
   std::uint32_t live = 0;
-  for (std::size_t id = 0; id < held_.size(); ++id) {
-    if (held_[id] == kNotHeld) continue;
+  for (std::uint64_t id = held_.begin_id(); id < held_.end_id(); ++id) {
+    if (held_.dropped(id) || held_[id] == kNotHeld) continue;
     if (held_[id] < 0) throw std::logic_error("TokenKvPool: request " + std::to_string(id) + " holds a negative count");
     sum += held_[id];
     ++live;

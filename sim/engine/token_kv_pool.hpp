@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/engine/id_window.hpp"
 #include "sim/engine/kv_request.hpp"
 
 namespace headroom::engine {
@@ -45,6 +46,9 @@ class TokenKvPool {
   // would inflate can_use_mem_size.
   Tokens free(RequestId id);
   Tokens tokens_of(RequestId id) const;
+  // The request is gone for good (it holds nothing): its id leaves the ledger, so the ledger
+  // follows the live requests. std::logic_error if it holds slots.
+  void release(RequestId id);
 
   // Throws std::logic_error when the ledger and the totals disagree or more is used than exists.
   void check_invariants() const;
@@ -54,7 +58,7 @@ class TokenKvPool {
   Tokens size_;
   Tokens used_ = 0;
   Tokens peak_used_ = 0;
-  std::vector<Tokens> held_;  // by request id: slots held, or kNotHeld
+  IdWindow<Tokens> held_{kNotHeld};  // by request id: slots held, or kNotHeld
   std::uint32_t live_requests_ = 0;
   Counters counters_;
 };

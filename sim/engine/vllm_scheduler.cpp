@@ -101,11 +101,11 @@ VllmScheduler::VllmScheduler(const VllmSchedulerLimits& limits)
   last_.reserve(reserve);
 }
 
-void VllmScheduler::attach(std::deque<RequestState>* table) { table_ = table; }
+void VllmScheduler::attach(RequestTable* table) { table_ = table; }
 
 RequestState& VllmScheduler::row(std::uint64_t id) const {
   if (!table_) broken("no request table attached");
-  if (id >= table_->size()) broken(id_text(id) + " is not in the request table");
+  if (!table_->contains(id)) broken(id_text(id) + " is not in the request table");
   return (*table_)[id];
 }
 
@@ -115,17 +115,17 @@ KvRequest VllmScheduler::kv_view(const RequestState& r) const {
   k.prompt_tokens = r.prompt_tokens;
   k.num_tokens = r.prompt_tokens + r.output_tokens;  // Request.num_tokens
   k.num_computed_tokens = r.computed_tokens;
-  if (r.prefix_hashes) k.prefix_hashes = *r.prefix_hashes;
+  k.prefix_hashes = r.prefix_hashes;
   k.prefix_block_tokens = r.prefix_block_tokens;
   return k;
 }
 
 void VllmScheduler::add_request(std::uint64_t id) {
   RequestState& r = row(id);
-  if ((id < added_.size() && added_[id]) || r.status != RequestStatus::waiting || r.computed_tokens != 0 ||
+  if (added_.dropped(id) || (added_.contains(id) && added_[id]) || r.status != RequestStatus::waiting || r.computed_tokens != 0 ||
       r.output_tokens != 0)
     broken(id_text(id) + " was added twice or is not a new request");
-  if (id >= added_.size()) added_.resize(std::max<std::size_t>(id + 1, 2 * added_.size()), 0);
+  added_.extend_to(id);
   added_[id] = 1;
   // Tokens the request's KV can reach: its last output token is sampled, never fed.
   const Tokens longest = std::min(r.prompt_tokens + r.max_output_tokens, limits_.max_model_len) - 1;
@@ -268,6 +268,12 @@ void VllmScheduler::complete_step(const StepPlan& plan, Seconds now, std::vector
   if (any_finished) remove_from_running(RequestStatus::finished);
 }
 
+void VllmScheduler::release(std::uint64_t id) {
+  if (cache_.block_table(id).size() != 0) broken(id_text(id) + " released while holding KV blocks");
+  added_.drop(id);
+  cache_.release(id);
+}
+
 void VllmScheduler::drop_step(const StepPlan& plan) {
   if (!step_in_flight_ || plan.scheduled.size() != last_.size())
     broken("drop_step with a plan this scheduler did not just make");
@@ -303,21 +309,23 @@ std::vector<std::uint64_t> VllmScheduler::waiting_queue() const {
 void VllmScheduler::check_invariants() const {
   cache_.check_invariants();
   if (!table_) broken("no request table attached");
-  const std::deque<RequestState>& table = *table_;
+  const RequestTable& table = *table_;
   const Tokens bs = limits_.block_size;
+  // Ids index the live window of the table: [base, base + table.size()).
+  const std::uint64_t base = table.begin_id();
 
   // Queues against statuses: each id once, in the queue its status names.
   std::vector<std::uint8_t> where(table.size(), 0);  // 1 running, 2 waiting
   for (std::uint64_t id : running_) {
-    if (id >= table.size()) broken("running " + id_text(id) + " is not in the table");
-    if (where[id]) broken(id_text(id) + " is queued twice");
-    where[id] = 1;
+    if (!table.contains(id) || table.dropped(id)) broken("running " + id_text(id) + " is not in the table");
+    if (where[id - base]) broken(id_text(id) + " is queued twice");
+    where[id - base] = 1;
   }
   for (std::size_t i = 0; i < waiting_.size(); ++i) {
     const std::uint64_t id = waiting_[i];
-    if (id >= table.size()) broken("waiting " + id_text(id) + " is not in the table");
-    if (where[id]) broken(id_text(id) + " is queued twice");
-    where[id] = 2;
+    if (!table.contains(id) || table.dropped(id)) broken("waiting " + id_text(id) + " is not in the table");
+    if (where[id - base]) broken(id_text(id) + " is queued twice");
+    where[id - base] = 2;
   }
   if (static_cast<std::int64_t>(running_.size()) > limits_.max_num_seqs)
     broken(std::to_string(running_.size()) + " running requests exceed max_num_seqs " +
@@ -326,28 +334,36 @@ void VllmScheduler::check_invariants() const {
   // The step in flight: blocks were allocated for its tokens, which computed does not count yet.
   std::vector<Tokens> in_flight(table.size(), 0);
   if (step_in_flight_)
-    for (const ScheduledRequest& s : last_) in_flight[s.id] = s.new_tokens;
+    for (const ScheduledRequest& s : last_) {
+      if (!table.contains(s.id)) broken("scheduled " + id_text(s.id) + " is not in the table");
+      in_flight[s.id - base] = s.new_tokens;
+    }
 
   std::vector<std::uint8_t> held(cache_.num_blocks(), 0);
   Tokens distinct = 0;
-  for (std::size_t id = 0; id < table.size(); ++id) {
-    const RequestState& r = table[id];
+  for (std::uint64_t id = base; id < table.end_id(); ++id) {
+    const std::size_t i = id - base;
     const std::span<const PagedKvCache::BlockId> blocks = cache_.block_table(id);
-    if (id >= added_.size() || !added_[id]) {
-      if (where[id] != 0 || !blocks.empty()) broken(id_text(id) + " was never added but is queued or holds KV");
+    if (table.dropped(id)) {  // released: reported and gone
+      if (where[i] != 0 || !blocks.empty()) broken("released " + id_text(id) + " is queued or holds KV");
+      continue;
+    }
+    const RequestState& r = table[id];
+    if (!added_.contains(id) || added_.dropped(id) || !added_[id]) {
+      if (where[i] != 0 || !blocks.empty()) broken(id_text(id) + " was never added but is queued or holds KV");
       continue;
     }
     const bool queued_waiting = r.status == RequestStatus::waiting || r.status == RequestStatus::preempted;
-    if (r.status == RequestStatus::running && where[id] != 1) broken(id_text(id) + " is running but not queued as running");
-    if (queued_waiting && where[id] != 2) broken(id_text(id) + " is " + status_name(r.status) + " but not in the waiting queue");
-    if (!queued_waiting && r.status != RequestStatus::running && where[id] != 0)
+    if (r.status == RequestStatus::running && where[i] != 1) broken(id_text(id) + " is running but not queued as running");
+    if (queued_waiting && where[i] != 2) broken(id_text(id) + " is " + status_name(r.status) + " but not in the waiting queue");
+    if (!queued_waiting && r.status != RequestStatus::running && where[i] != 0)
       broken(id_text(id) + " is " + status_name(r.status) + " but still queued");
     if (r.status != RequestStatus::running) {
       if (!blocks.empty()) broken(id_text(id) + " is " + status_name(r.status) + " but holds KV blocks");
       if (queued_waiting && r.computed_tokens != 0) broken(id_text(id) + " waits with computed tokens");
       continue;
     }
-    const Tokens tokens = r.computed_tokens + in_flight[id];
+    const Tokens tokens = r.computed_tokens + in_flight[i];
     if (tokens < 1 || tokens > r.prompt_tokens + r.output_tokens)
       broken(id_text(id) + " has " + std::to_string(tokens) + " tokens computed or in flight, outside [1, num_tokens]");
     if (static_cast<Tokens>(blocks.size()) != blocks_for(tokens, bs))

@@ -55,12 +55,13 @@ class VllmScheduler final : public Scheduler {
   // Throws InputError naming the limit when one is below 1 (num_blocks below 2, a negative threshold).
   explicit VllmScheduler(const VllmSchedulerLimits& limits);
 
-  void attach(std::deque<RequestState>* table) override;
+  void attach(RequestTable* table) override;
   // The row must exist in the table with status waiting; see above for the requests aborted here.
   void add_request(std::uint64_t id) override;
   void schedule(Seconds now, StepPlan& plan) override;
   void complete_step(const StepPlan& plan, Seconds now, std::vector<std::uint64_t>& finished) override;
   void drop_step(const StepPlan& plan) override;
+  void release(std::uint64_t id) override;
   bool has_work() const override { return !running_.empty() || !waiting_.empty() || !pending_aborts_.empty(); }
   std::int64_t running() const override { return static_cast<std::int64_t>(running_.size()); }
   std::int64_t waiting() const override { return static_cast<std::int64_t>(waiting_.size()); }
@@ -109,10 +110,10 @@ class VllmScheduler final : public Scheduler {
 
   VllmSchedulerLimits limits_;
   PagedKvCache cache_;
-  std::deque<RequestState>* table_ = nullptr;
+  RequestTable* table_ = nullptr;
   std::vector<std::uint64_t> running_;
   IdRing waiting_;
-  std::vector<std::uint8_t> added_;  // by request id: add_request has seen it
+  IdWindow<std::uint8_t> added_;  // by request id: add_request has seen it
   std::vector<std::uint64_t> pending_aborts_;  // rejected on arrival, reported with the next plan
   SchedulerCounters counters_;
 

@@ -1,7 +1,10 @@
 #pragma once
 // Latency distributions as the run report states them: count, mean and percentiles by linear
-// interpolation between order statistics (numpy's default), over the finished requests.
+// interpolation between order statistics (numpy's default), over the finished requests. A run
+// collects them in a LatencyHistogram (latency_histogram.hpp, within 0.5 % of these exact ones);
+// summarize() computes them exactly from every value, for tests and small lists.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace headroom::report {
@@ -9,6 +12,8 @@ namespace headroom::report {
 struct Distribution {
   std::int64_t count = 0;
   double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+  // (value, fraction at or below it), for the report's CDF chart; empty unless a histogram filled it.
+  std::vector<std::pair<double, double>> cdf;
 };
 
 // `values` is sorted in place. Empty input gives count 0 and zeros.

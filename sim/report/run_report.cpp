@@ -2,20 +2,34 @@
 
 #include <fmt/format.h>
 
+#include "sim/report/run_report_page.hpp"
+
 
 namespace headroom::report {
 
 void LatencyCollector::add(const engine::RequestRecord& r) {
   if (r.aborted) return;
-  if (r.ttft_s >= 0) ttft.push_back(r.ttft_s);
-  if (r.tpot_s >= 0) tpot.push_back(r.tpot_s);
-  if (r.e2e_s >= 0) e2e.push_back(r.e2e_s);
+  if (r.ttft_s >= 0) ttft.add(r.ttft_s);
+  if (r.tpot_s >= 0) tpot.add(r.tpot_s);
+  if (r.e2e_s >= 0) e2e.add(r.e2e_s);
+}
+
+Distribution LatencyCollector::summarize(const LatencyHistogram& h) {
+  Distribution d = h.summary();
+  d.cdf = h.cdf(kCdfPoints);
+  return d;
 }
 
 namespace {
 
 nlohmann::json dist_json(const Distribution& d) {
-  return {{"count", d.count}, {"mean", d.mean}, {"p50", d.p50}, {"p90", d.p90}, {"p99", d.p99}, {"max", d.max}};
+  nlohmann::json x = nlohmann::json::array(), p = nlohmann::json::array();
+  for (const auto& [value, fraction] : d.cdf) {
+    x.push_back(value);
+    p.push_back(fraction);
+  }
+  return {{"count", d.count}, {"mean", d.mean}, {"p50", d.p50},         {"p90", d.p90},
+          {"p99", d.p99},     {"max", d.max},   {"cdf", {{"x", x}, {"p", p}}}};
 }
 
 nlohmann::json oom_json(const engine::OomEvent& e) {
@@ -106,7 +120,8 @@ nlohmann::json summary_json(const RunSummary& s) {
   j["oom"] = r.ooms.empty() ? nlohmann::json(nullptr) : oom_json(r.ooms.front());
   nlohmann::json all = nlohmann::json::array();
   for (const auto& e : r.ooms) all.push_back(oom_json(e));
-  j["ooms"] = all;
+  j["ooms"] = all;  // the first engine::kMaxOomEvents
+  j["oom_count"] = r.oom_count;
   j["died"] = r.died;
   // Unfinished: still queued or running when the trace ran out (or when the server died).
   j["requests"] = {{"arrived", r.arrived},
@@ -144,7 +159,7 @@ std::string verdict(const RunSummary& s) {
   }
   if (!r.ooms.empty())
     return fmt::format("{} would have run out of memory {} times (first at {:.1f} s); {} requests were dropped", who,
-                       r.ooms.size(), r.ooms.front().time_s, r.aborted);
+                       r.oom_count, r.ooms.front().time_s, r.aborted);
   if (r.completed == r.arrived) return fmt::format("{} serves all {} requests without running out of memory", who, r.completed);
   return fmt::format("{} serves {} of {} requests without running out of memory ({} refused as too long, {} given up, "
                      "{} unfinished)",

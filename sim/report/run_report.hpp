@@ -12,14 +12,17 @@
 
 #include "sim/engine/server.hpp"
 #include "sim/engine/startup_result.hpp"
+#include "sim/report/latency_histogram.hpp"
 #include "sim/report/percentiles.hpp"
 
 namespace headroom::report {
 
-// Latency distributions over finished requests, collected as they leave.
+// Latency distributions over finished requests, collected as they leave, in fixed memory.
 struct LatencyCollector {
-  std::vector<double> ttft, tpot, e2e;
+  LatencyHistogram ttft, tpot, e2e;
   void add(const engine::RequestRecord& r);
+  // A histogram's figures with its CDF at up to kCdfPoints ranks.
+  static Distribution summarize(const LatencyHistogram& h);
 };
 
 struct RunSummary {

@@ -97,12 +97,15 @@ nlohmann::json load_view(const CsvColumns& t) {
             on_axis(named_series("preemptions (total)", t.column("preemptions")), 1)}}};
 }
 
-nlohmann::json cdf_view(const std::string& id, const std::string& title, const std::vector<double>& values,
-                        double scale, const std::string& unit) {
-  std::vector<double> scaled = values;
-  for (double& v : scaled) v *= scale;
-  nlohmann::json series = cdf_points(std::move(scaled), kCdfPoints);
-  series["name"] = title;
+// The CDF summary.json carries (metrics.<metric>.cdf, from the run's latency histogram), x scaled.
+nlohmann::json cdf_view(const std::string& id, const std::string& title, const nlohmann::json& cdf, double scale,
+                        const std::string& unit, const std::string& file) {
+  nlohmann::json x = nlohmann::json::array();
+  for (const nlohmann::json& v : cdf.at("x")) {
+    if (!v.is_number()) throw InputError(file + ": a CDF value of " + id + " is not a number");
+    x.push_back(v.get<double>() * scale);
+  }
+  nlohmann::json series = {{"x", x}, {"p", cdf.at("p")}, {"name", title}};
   return {{"type", "cdf"}, {"id", id}, {"title", title + " (CDF)"}, {"unit", unit}, {"width", "third"},
           {"series", nlohmann::json::array({series})}};
 }
@@ -113,7 +116,6 @@ nlohmann::json run_report_page(const std::filesystem::path& dir) {
   const std::string summary_file = (dir / "summary.json").string();
   const nlohmann::json s = read_output_json(dir / "summary.json", "headroom run");
   const CsvColumns timeline = read_csv_columns(dir / "timeline.csv");
-  const CsvColumns requests = read_csv_columns(dir / "requests.csv");
   const std::string resolved = read_output_text(dir / "scenario.resolved.yaml", "headroom run");
 
   nlohmann::json page;
@@ -126,22 +128,19 @@ nlohmann::json run_report_page(const std::filesystem::path& dir) {
     views.push_back(fragmentation_view(timeline));
     views.push_back(load_view(timeline));
   }
-  // The same requests as summary.json's metrics: finished ones, not dropped (aborted) ones; an empty
-  // cell (no token yet) is dropped by the CDF. No finished request (a failed start-up): no CDFs.
-  const std::vector<double>& aborted = requests.column("aborted");
-  auto finished = [&](const char* column) {
-    std::vector<double> v;
-    const std::vector<double>& all = requests.column(column);
-    for (std::size_t i = 0; i < all.size(); ++i)
-      if (aborted[i] == 0 && !std::isnan(all[i])) v.push_back(all[i]);
-    return v;
-  };
+  // summary.json's CDFs: the finished requests (not dropped ones) that have the figure, as its
+  // percentiles. None (a failed start-up, or no request finished): no CDF.
   const std::tuple<const char*, const char*, const char*, double, const char*> cdfs[] = {
       {"ttft", "TTFT", "ttft_s", 1.0, "s"}, {"tpot", "TPOT", "tpot_s", 1e3, "ms"},
       {"e2e", "end-to-end latency", "e2e_s", 1.0, "s"}};
-  for (const auto& [id, title, column, scale, unit] : cdfs) {
-    std::vector<double> values = finished(column);
-    if (!values.empty()) views.push_back(cdf_view(id, title, values, scale, unit));
+  for (const auto& [id, title, metric, scale, unit] : cdfs) {
+    const nlohmann::json::json_pointer at("/metrics/" + std::string(metric) + "/cdf");
+    if (!s.contains(at)) continue;
+    const nlohmann::json& cdf = s.at(at);
+    if (!cdf.is_object() || !cdf.contains("x") || !cdf.contains("p") || !cdf["x"].is_array() || !cdf["p"].is_array() ||
+        cdf["x"].size() != cdf["p"].size())
+      throw InputError(summary_file + ": metrics." + metric + ".cdf: expected {\"x\": [...], \"p\": [...]} of equal lengths");
+    if (!cdf["x"].empty()) views.push_back(cdf_view(id, title, cdf, scale, unit, summary_file));
   }
   page["views"] = views;
   return page;

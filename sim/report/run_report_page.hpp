@@ -1,7 +1,8 @@
 #pragma once
 // The report page (sim/report/html_report.hpp) of a `headroom run`, built from the files the run
-// saved in its output folder alone (summary.json, timeline.csv, requests.csv,
-// scenario.resolved.yaml), so `headroom report DIR` rebuilds the same report.html later.
+// saved in its output folder alone (summary.json, timeline.csv, scenario.resolved.yaml; the latency
+// CDFs are summary.json's, so requests.csv, one row per request, is never read back), so
+// `headroom report DIR` rebuilds the same report.html later.
 // Views: memory by category over time with capacity, the engine's budget and OOM events; fragmentation;
 // load; TTFT, TPOT and e2e CDFs. The time charts share one zoom.
 #include <filesystem>

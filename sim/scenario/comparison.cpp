@@ -65,7 +65,7 @@ report::ComparisonRow comparison_row(const Outcome& o, bool amd) {
   r.ttft = o.ttft;
   r.tpot = o.tpot;
   r.tokens_per_s = o.tokens_per_s;
-  r.ooms = static_cast<std::int64_t>(s.ooms.size());
+  r.ooms = s.oom_count;
   if (s.canary_released_s) {
     r.canary_released = true;
     r.canary_released_s = *s.canary_released_s;

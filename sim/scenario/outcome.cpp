@@ -21,9 +21,9 @@ Outcome simulate(const Scenario& sc, const policy::PolicySpec& spec, const Simul
           if (options.on_request) options.on_request(r);
         },
         options.on_progress, options.check_invariants, o.start.release_canary_on_oom);
-    o.ttft = report::summarize(lat.ttft);
-    o.tpot = report::summarize(lat.tpot);
-    o.e2e = report::summarize(lat.e2e);
+    o.ttft = report::LatencyCollector::summarize(lat.ttft);
+    o.tpot = report::LatencyCollector::summarize(lat.tpot);
+    o.e2e = report::LatencyCollector::summarize(lat.e2e);
     if (o.serving->end_time_s > 0) {
       o.tokens_per_s = static_cast<double>(o.serving->generated_tokens) / o.serving->end_time_s;
       o.requests_per_s = static_cast<double>(o.serving->completed) / o.serving->end_time_s;

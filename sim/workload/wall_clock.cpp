@@ -1,5 +1,9 @@
 #include "sim/workload/wall_clock.hpp"
 
+#include <stdexcept>
+
+#include <fmt/format.h>
+
 namespace headroom::workload {
 
 namespace {
@@ -33,7 +37,29 @@ std::int64_t days_from_civil(int y, int m, int d) {
   return std::int64_t{era} * 146097 + doe - 719468;
 }
 
+// The inverse (H. Hinnant's civil_from_days, same page).
+void civil_from_days(std::int64_t z, int& y, int& m, int& d) {
+  z += 719468;
+  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const auto doe = static_cast<int>(z - era * 146097);
+  const int yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int mp = (5 * doy + 2) / 153;
+  d = doy - (153 * mp + 2) / 5 + 1;
+  m = mp < 10 ? mp + 3 : mp - 9;
+  y = static_cast<int>(yoe + era * 400) + (m <= 2);
+}
+
 }  // namespace
+
+std::string format_wall_clock_ns(std::int64_t ns) {
+  if (ns < 0 || ns % 100 != 0) throw std::logic_error(fmt::format("format_wall_clock_ns: {} ns", ns));
+  const std::int64_t seconds = ns / 1'000'000'000, ticks = ns % 1'000'000'000 / 100;
+  int y = 0, m = 0, d = 0;
+  civil_from_days(seconds / 86400, y, m, d);
+  const std::int64_t s = seconds % 86400;
+  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:07}", y, m, d, s / 3600, s / 60 % 60, s % 60, ticks);
+}
 
 bool parse_wall_clock_ns(std::string_view s, std::int64_t& out_ns) {
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0;

@@ -13,7 +13,7 @@ namespace headroom::engine::test {
 
 template <class Scheduler>
 struct SchedulerHarness {
-  std::deque<RequestState> table;
+  RequestTable table;
   std::deque<std::vector<std::uint64_t>> hashes;
   Scheduler sched;
   StepPlan plan;
@@ -36,7 +36,7 @@ struct SchedulerHarness {
     r.arrival_s = now;
     r.prompt_tokens = prompt;
     r.max_output_tokens = output;
-    r.prefix_hashes = &hashes.back();
+    r.prefix_hashes = hashes.back();
     r.prefix_block_tokens = hashes.back().empty() ? 0 : 512;
     table.push_back(r);
     sched.add_request(id);

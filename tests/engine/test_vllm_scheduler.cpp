@@ -34,8 +34,8 @@ VllmSchedulerLimits limits(std::int64_t batched_tokens, std::int64_t seqs, Token
 // A serving loop without the GPU: requests arrive into the table, each step is planned, checked,
 // and completed `dt` later.
 struct Loop {
-  std::deque<RequestState> table;
-  std::deque<std::vector<std::uint64_t>> hashes;  // the rows point into it; a deque keeps them in place
+  RequestTable table;
+  std::deque<std::vector<std::uint64_t>> hashes;  // each request's prefix hashes, as given
   VllmScheduler sched;
   StepPlan plan;
   std::vector<std::uint64_t> finished;
@@ -51,7 +51,7 @@ struct Loop {
     r.prompt_tokens = prompt;
     r.max_output_tokens = output;
     hashes.push_back(std::move(prefix));
-    r.prefix_hashes = &hashes.back();
+    r.prefix_hashes = hashes.back();
     r.prefix_block_tokens = hashes.back().empty() ? 0 : workload::kMooncakeBlockTokens;
     table.push_back(r);
     sched.add_request(r.id);

@@ -59,15 +59,15 @@ fs::path compare_folder() {
   rows[0].first_oom = FirstOom{false, "serving", 2.5, "masked_logits", 594 << 20, 50 << 20, 552 << 20, 70LL << 30,
                                "CUDA out of memory. Tried to allocate 594.00 MiB."};
   rows[0].verdict = "OOM while serving at 2.5 s (masked_logits)";
-  rows[0].ttft = {10, 0.1, 0.2, 0.3, 0.4, 0.5};
-  rows[0].tpot = {10, 0.01, 0.02, 0.03, 0.04, 0.05};
+  rows[0].ttft = {10, 0.1, 0.2, 0.3, 0.4, 0.5, {}};
+  rows[0].tpot = {10, 0.01, 0.02, 0.03, 0.04, 0.05, {}};
   rows[1].label = kHostile;
   rows[1].kind = "profiled";
   rows[1].started = true;
   rows[1].kv_tokens = 97000;
   rows[1].verdict = "no OOM";
-  rows[1].ttft = {10, 0.1, 0.2, 0.3, 0.6, 0.7};
-  rows[1].tpot = {10, 0.01, 0.02, 0.03, 0.05, 0.06};
+  rows[1].ttft = {10, 0.1, 0.2, 0.3, 0.6, 0.7, {}};
+  rows[1].tpot = {10, 0.01, 0.02, 0.03, 0.05, 0.06, {}};
   rows[2].label = "auto_profile";
   rows[2].kind = "auto_profile";
   rows[2].started = false;
