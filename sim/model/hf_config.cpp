@@ -278,8 +278,9 @@ ModelConfig load_hf_config(const std::filesystem::path& path) {
   json j;
   try {
     j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ..."
+  } catch (const json::exception& e) {
+    // e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ...", or
+    // "[json.exception.out_of_range.406] number overflow parsing '1e400'" for a number beyond a double.
     std::string what = e.what();
     if (auto cut = what.find("] "); cut != std::string::npos) what = what.substr(cut + 2);
     throw InputError(fmt::format("{}: not valid JSON: {}", file.string(), what));

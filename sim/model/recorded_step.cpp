@@ -63,7 +63,7 @@ RecordedStep read_recorded_step(const fs::path& path) {
   json j;
   try {
     j = json::parse(buffer.str());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number beyond a double
     throw InputError(fmt::format("{}: not valid JSON: {}", path.string(), e.what()));
   }
   if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object", path.string()));
