@@ -411,6 +411,9 @@ void CachingAllocator::free(Block* block) {
 void CachingAllocator::free_requested(Block* block) {
   // As free(), but the block waits for an event that only free_completed() ends.
   release_allocation(block);
+  // That one event stands for all of the block's events: a recorded free_completed is written when
+  // the last event of the streams that used it (record_stream, insert_events) has completed.
+  block->stream_uses.clear();
   block->event_count += 1;
   pending_events_.push_back(block);  // a synchronize (empty_cache, OOM retry) completes it too
   after_operation();

@@ -56,3 +56,27 @@ TEST_CASE("check each operation: a long mixed sequence passes the checker after 
   CHECK(a.reserved_bytes() == 0);
   CHECK(ooms > 0);  // the 2 GiB device filled up: the OOM path ran under the checker too
 }
+
+TEST_CASE("two-phase free of a block used on another stream: free_completed returns it to the cache") {
+  // Found by fuzz/fuzz_allocator_ops (fuzz/regressions/allocator_ops/free_requested_after_record_stream.bin):
+  // record_stream, then free_requested, then a synchronize freed the block with its stream use still
+  // listed, so the block went back to the free set looking in use.
+  device::Device dev(device::DeviceSpec{.name = "test", .total = 1 * GiB});
+  CachingAllocator a(dev, parse_alloc_conf(""));
+  a.set_check_each_operation(true);
+  for (bool by_synchronize : {false, true}) {
+    Block* b = a.malloc(4096, 0);
+    REQUIRE(b != nullptr);
+    const Address ptr = b->ptr;
+    a.record_stream(b, 1);
+    a.free_requested(b);
+    CHECK(a.allocated_bytes() == 0);
+    if (by_synchronize) a.synchronize();
+    else a.free_completed(b);
+    // Free again: the next request of the size on stream 0 gets the same address from the cache.
+    Block* again = a.malloc(4096, 0);
+    REQUIRE(again != nullptr);
+    CHECK(again->ptr == ptr);
+    a.free(again);
+  }
+}
