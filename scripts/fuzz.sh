@@ -34,12 +34,12 @@ targets=("${@:-${all[@]}}")
 # read-only seed folders of the project, and the real files used as seeds (-seed_inputs).
 max_len() {
   case "$1" in
-    # The smallest public snapshot pickle (73 KB) fits whole; the two training histories (0.5 and
-    # 1.3 MB) take seconds per run under ASan and are read as their first 128 KiB (the unpickler's
-    # opcodes, then a truncation error). The project's sample-snapshot pickle is in the corpus whole.
-    pickle) echo 131072 ;;
-    snapshot_json) echo 262144 ;;    # the snapshots' JSON forms are 72-140 KB
-    trace_*) echo 65536 ;;           # a trace is rows: the real files are read as their first 64 KiB
+    # The smallest public snapshot pickle (73 KB, a state) fits whole; the two training histories
+    # (0.5 and 1.3 MB) take seconds per run under ASan and are read as their first 80 KB (the
+    # unpickler's opcodes, then a truncation error). Whole histories: the project's sample in the corpus.
+    pickle) echo 80000 ;;
+    snapshot_json) echo 65536 ;;     # likewise: the real JSON forms (72-140 KB) are cut, the sample is whole
+    trace_*) echo 8192 ;;            # a trace is rows: the real files are read as their first 8 KiB
     *) echo 65536 ;;
   esac
 }
