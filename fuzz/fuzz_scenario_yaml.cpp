@@ -2,10 +2,11 @@
 // resolved form (resolved_scenario_yaml, written beside every run's outputs), which must load again.
 //
 // Files a scenario names: the GPU profile (gpu.profile) and the model's config.json (model.name)
-// are read at load time. So that fuzz input cannot make the target read files outside its own
-// scratch folder, the process works in that folder (which holds one profile, gpu.yaml, to find),
-// and an input whose gpu.profile or model.name is absolute, climbs with "..", or starts with '$'
-// ($HEADROOM_DATA) is not run (-1: libFuzzer does not add it to the corpus). Trace paths are only
+// are read at load time, relative to the scenario's folder (here the target's scratch folder, which
+// holds one profile, gpu.yaml, to find) or, for a bare name, to the working folder. So that fuzz
+// input cannot make the target read other files, an input whose gpu.profile or model.name is
+// absolute, climbs with "..", starts with '$' ($HEADROOM_DATA) or names an existing file of the
+// working folder is not run (-1: libFuzzer does not add it to the corpus). Trace paths are only
 // stored at load time, never opened.
 #include <cstddef>
 #include <cstdint>
@@ -27,19 +28,20 @@ const std::filesystem::path& sandbox() {
   static const std::filesystem::path folder = [] {
     const auto& scratch = headroom::fuzz::scratch();
     scratch.write("gpu.yaml", headroom::device::gpu_profile_yaml(headroom::device::load_gpu_profile("h100-sxm-80gb")));
-    std::filesystem::current_path(scratch.path());
     return scratch.path();
   }();
   return folder;
 }
 
-// A file reference that stays inside the working folder (or names a built-in profile or model).
+// A file reference that stays inside the scratch folder (or names a built-in profile or model).
 bool stays_inside(const YAML::Node& section, const char* key) {
-  if (!section.IsMap()) return true;
+  if (!section || !section.IsMap()) return true;  // absent (an invalid node) or not a mapping
   const YAML::Node value = section[key];
   if (!value || !value.IsScalar()) return true;
   const std::string& text = value.Scalar();
-  return !(text.starts_with('/') || text.starts_with('$') || text.find("..") != std::string::npos);
+  if (text.starts_with('/') || text.starts_with('$') || text.find("..") != std::string::npos) return false;
+  std::error_code ec;
+  return !std::filesystem::exists(text, ec);  // relative to the working folder, as load_model looks
 }
 
 bool references_stay_inside(std::string_view yaml) {
@@ -58,7 +60,7 @@ bool references_stay_inside(std::string_view yaml) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view yaml = headroom::fuzz::as_text(data, size);
-  const std::filesystem::path& folder = sandbox();
+  (void)sandbox();
   if (!references_stay_inside(yaml)) return -1;
   headroom::scenario::Scenario scenario;
   try {
@@ -77,6 +79,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const headroom::InputError& e) {
     headroom::fuzz::require(false, std::string("the resolved scenario does not load: ") + e.what() + "\n" + resolved);
   }
-  (void)folder;
   return 0;
 }

@@ -2,7 +2,7 @@
 // named, and on every file of each folder named (sorted, recursively), as libFuzzer does with
 // `-runs=0`. A finding shows as a crash, an uncaught exception or a sanitizer report, so the
 // ordinary test suite replays the committed corpus and regression inputs. Paths are made absolute
-// first: a target may change its working folder (fuzz_scenario_yaml).
+// first, as libFuzzer is given them.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
