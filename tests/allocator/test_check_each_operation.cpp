@@ -80,3 +80,23 @@ TEST_CASE("two-phase free of a block used on another stream: free_completed retu
     a.free(again);
   }
 }
+
+TEST_CASE("a graph pool whose expandable segment never mapped is released with nothing left behind") {
+  // Found by fuzz/fuzz_allocator_ops (fuzz/regressions/allocator_ops/oom_in_capture_expandable_then_release.bin):
+  // an OOM during capture left the pool's new expandable segment unmapped and uncounted, and freeing
+  // the pool left that segment's block pointing into the erased pool.
+  device::Device dev(device::DeviceSpec{.name = "test", .total = 100 * MiB});
+  CachingAllocator a(dev, parse_alloc_conf("expandable_segments:True"));
+  a.set_check_each_operation(true);
+  const PoolId pool{1, 1};
+  a.begin_allocate_to_pool(pool, 0);
+  CHECK(a.malloc(200 * MiB, 0) == nullptr);
+  a.end_allocate_to_pool(pool);
+  a.release_pool(pool);
+  a.empty_cache();
+  CHECK(a.reserved_bytes() == 0);
+  CHECK(a.segments().empty());
+  Block* b = a.malloc(1 * MiB, 0);
+  CHECK(b != nullptr);
+  a.free(b);
+}
