@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: all deps test-deps configure build run test bench clean
+.PHONY: all deps test-deps configure build run test bench fuzz clean
 
 all: build
 
@@ -33,6 +33,16 @@ test: test-deps build
 bench: build
 	$(BUILD)/bench/bench_allocator
 	$(BUILD)/bench/bench_serving scenarios/vllm-azure-conv.yaml
+
+# libFuzzer campaign (docs/fuzzing.md): every fuzz target for FUZZ_SECONDS each, two at a time, in its
+# own Clang build with ASan and UBSan (no GPU programs, no benchmarks, no test suite).
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 30
+fuzz: test-deps
+	CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEADROOM_FUZZ=ON \
+	  -DHEADROOM_BUILD_TESTS=OFF -DHEADROOM_BUILD_BENCH=OFF -DHEADROOM_WITH_MPI=OFF
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target headroom_fuzz_targets
+	scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD) out

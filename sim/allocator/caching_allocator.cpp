@@ -210,6 +210,15 @@ bool CachingAllocator::release_cached_blocks() {
     release_blocks(pp.small);
     release_blocks(pp.large);
     if (pp.cuda_malloc_count == 0) {
+      // A segment made for this pool whose first map failed (an OOM during capture) was never
+      // counted and holds no memory; PyTorch leaves it behind with the freed pool. It goes with the
+      // pool here, so that no block points into a pool that no longer exists.
+      for (BlockPool* pool : {&pp.small, &pp.large}) {
+        std::vector<Block*> never_mapped;
+        for (Block& b : pool->unmapped)
+          if (!b.prev && !b.next) never_mapped.push_back(&b);
+        for (Block* b : never_mapped) destroy_expandable_segment(b);
+      }
       graph_pools_.erase(*it);
       it = graph_pools_freeable_.erase(it);
     } else {
@@ -415,6 +424,9 @@ void CachingAllocator::free(Block* block) {
 void CachingAllocator::free_requested(Block* block) {
   // As free(), but the block waits for an event that only free_completed() ends.
   release_allocation(block);
+  // That one event stands for all of the block's events: a recorded free_completed is written when
+  // the last event of the streams that used it (record_stream, insert_events) has completed.
+  block->stream_uses.clear();
   block->event_count += 1;
   pending_events_.push_back(block);  // a synchronize (empty_cache, OOM retry) completes it too
   after_operation();
@@ -714,9 +726,13 @@ void CachingAllocator::unmap_block(Block* block) {
 }
 
 void CachingAllocator::release_expandable_segment(Block* block) {
+  if (block->pool->owner_private_pool) block->pool->owner_private_pool->cuda_malloc_count--;
+  destroy_expandable_segment(block);
+}
+
+void CachingAllocator::destroy_expandable_segment(Block* block) {
   ExpandableSegment* es = block->expandable;
   BlockPool& pool = *block->pool;
-  if (pool.owner_private_pool) pool.owner_private_pool->cuda_malloc_count--;
   pool.unmapped.erase(pool.unmapped.iterator_to(*block));
   arena_.recycle(block);
   auto it = std::find_if(expandable_segments_.begin(), expandable_segments_.end(),

@@ -161,6 +161,7 @@ class CachingAllocator {
   bool map_block(Block* to_map, Bytes size);
   void unmap_block(Block* block);
   void release_expandable_segment(Block* block);
+  void destroy_expandable_segment(Block* block);  // without the private pool's count
 
   bool gc_enabled() const { return device_.has_memory_fraction() && config_.garbage_collection_threshold > 0.0; }
   bool expandable_for(const BlockPool& pool) const;

@@ -10,6 +10,7 @@
 
 #include "sim/core/did_you_mean.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/utf8.hpp"
 
 namespace headroom {
 
@@ -64,6 +65,7 @@ YAML::Node YamlSection::required(std::string_view key) const {
 
 std::string YamlSection::scalar(std::string_view key, const YAML::Node& v) const {
   if (!v.IsScalar()) fail(v, key, "expected a single value, got a " + std::string(v.IsMap() ? "mapping" : "list"));
+  if (!is_valid_utf8(v.Scalar())) fail(v, key, "expected UTF-8 text (YAML files are UTF-8), got other bytes");
   return v.Scalar();
 }
 

@@ -1,5 +1,6 @@
 #include "sim/workload/wall_clock.hpp"
 
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -78,6 +79,9 @@ bool parse_wall_clock_ns(std::string_view s, std::int64_t& out_ns) {
     for (std::size_t i = n; i < 9; ++i) frac_ns *= 10;
   }
   const std::int64_t seconds = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
+  // Nanoseconds since 1970 fit 64 bits from 1677-09-21 to 2262-04-11; outside, the time has no value.
+  constexpr std::int64_t kLimit = std::numeric_limits<std::int64_t>::max() / 1'000'000'000 - 1;
+  if (seconds > kLimit || seconds < -kLimit) return false;
   out_ns = seconds * 1'000'000'000 + frac_ns;
   return true;
 }

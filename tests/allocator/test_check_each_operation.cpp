@@ -56,3 +56,47 @@ TEST_CASE("check each operation: a long mixed sequence passes the checker after 
   CHECK(a.reserved_bytes() == 0);
   CHECK(ooms > 0);  // the 2 GiB device filled up: the OOM path ran under the checker too
 }
+
+TEST_CASE("two-phase free of a block used on another stream: free_completed returns it to the cache") {
+  // Found by fuzz/fuzz_allocator_ops (fuzz/regressions/allocator_ops/free_requested_after_record_stream.bin):
+  // record_stream, then free_requested, then a synchronize freed the block with its stream use still
+  // listed, so the block went back to the free set looking in use.
+  device::Device dev(device::DeviceSpec{.name = "test", .total = 1 * GiB});
+  CachingAllocator a(dev, parse_alloc_conf(""));
+  a.set_check_each_operation(true);
+  for (bool by_synchronize : {false, true}) {
+    Block* b = a.malloc(4096, 0);
+    REQUIRE(b != nullptr);
+    const Address ptr = b->ptr;
+    a.record_stream(b, 1);
+    a.free_requested(b);
+    CHECK(a.allocated_bytes() == 0);
+    if (by_synchronize) a.synchronize();
+    else a.free_completed(b);
+    // Free again: the next request of the size on stream 0 gets the same address from the cache.
+    Block* again = a.malloc(4096, 0);
+    REQUIRE(again != nullptr);
+    CHECK(again->ptr == ptr);
+    a.free(again);
+  }
+}
+
+TEST_CASE("a graph pool whose expandable segment never mapped is released with nothing left behind") {
+  // Found by fuzz/fuzz_allocator_ops (fuzz/regressions/allocator_ops/oom_in_capture_expandable_then_release.bin):
+  // an OOM during capture left the pool's new expandable segment unmapped and uncounted, and freeing
+  // the pool left that segment's block pointing into the erased pool.
+  device::Device dev(device::DeviceSpec{.name = "test", .total = 100 * MiB});
+  CachingAllocator a(dev, parse_alloc_conf("expandable_segments:True"));
+  a.set_check_each_operation(true);
+  const PoolId pool{1, 1};
+  a.begin_allocate_to_pool(pool, 0);
+  CHECK(a.malloc(200 * MiB, 0) == nullptr);
+  a.end_allocate_to_pool(pool);
+  a.release_pool(pool);
+  a.empty_cache();
+  CHECK(a.reserved_bytes() == 0);
+  CHECK(a.segments().empty());
+  Block* b = a.malloc(1 * MiB, 0);
+  CHECK(b != nullptr);
+  a.free(b);
+}

@@ -21,9 +21,14 @@ TEST_CASE("wall-clock times parse exactly to nanoseconds") {
   REQUIRE(parse_wall_clock_ns("2024-02-29 23:59:59.999999999", a));
   REQUIRE(parse_wall_clock_ns("2024-03-01 00:00:00", b));
   CHECK(b - a == 1);
+  REQUIRE(parse_wall_clock_ns("2262-04-10 23:59:59", a));  // the last whole days 64-bit nanoseconds hold
+  REQUIRE(parse_wall_clock_ns("1677-09-22 00:00:00", b));
+  CHECK(b < 0);
   for (const char* bad : {"2023-02-29 00:00:00", "2023-11-16 24:00:00", "2023-11-16 18:60:00", "2023-13-01 00:00:00",
                           "2023-11-16 18:15", "2023-11-16 18:15:46,5", "2023-11-16 18:15:46.", "2023-11-16 18:15:46.5Z",
-                          " 2023-11-16 18:15:46"}) {
+                          " 2023-11-16 18:15:46",
+                          // beyond 64-bit nanoseconds since 1970 (found by fuzz/fuzz_trace_azure_csv)
+                          "7257-11-16 18:15:46.6805900", "2262-04-12 00:00:00", "0001-01-01 00:00:00"}) {
     INFO(bad);
     CHECK_FALSE(parse_wall_clock_ns(bad, a));
   }
