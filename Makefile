@@ -27,8 +27,11 @@ build: configure
 run: build
 	$(BUILD)/headroom run scenarios/quickstart.yaml
 
+# The whole suite, then every fuzz target for CI_FUZZ_SECONDS (docs/fuzzing.md) in its own clang build.
+CI_FUZZ_SECONDS ?= 20
 test: test-deps build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
 
 bench: build
 	$(BUILD)/bench/bench_allocator
