@@ -13,7 +13,7 @@
 namespace headroom::alloc {
 
 struct BlockPool;
-struct ExpandableSegment;
+class ExpandableSegment;
 
 namespace bi = boost::intrusive;
 using BlockHook = bi::set_member_hook<bi::link_mode<bi::safe_link>>;
