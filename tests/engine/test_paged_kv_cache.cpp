@@ -313,7 +313,7 @@ namespace {
 class ReferencePaged {
  public:
   ReferencePaged(std::uint32_t num_blocks, Tokens block_size)
-      : num_blocks_(num_blocks), bs_(block_size), ref_(num_blocks, 0), hash_(num_blocks) {
+      : bs_(block_size), ref_(num_blocks, 0), hash_(num_blocks) {
     for (BlockId b = 1; b < num_blocks; ++b) queue_.push_back(b);
   }
 
@@ -415,7 +415,6 @@ class ReferencePaged {
     std::size_t hashed = 0;
     std::uint64_t parent = 12345;
   };
-  std::uint32_t num_blocks_;
   Tokens bs_;
   std::vector<std::uint32_t> ref_;
   std::vector<std::optional<std::uint64_t>> hash_;
