@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages headroom builds with, only those that are missing, then the npm
 # packages of web/ (ECharts for the HTML report, playwright-core) exactly as web/package-lock.json pins
-# them. With --test, also Debian's chromium (the browser test of report.html, --png/--svg).
+# them. With --test, also Debian's chromium (the browser test of report.html, --png/--svg) and clang-14
+# with its sanitizer runtimes (libclang-rt-14-dev), which `make sanitize` builds the suite with.
 # Uses sudo when not root. Safe to run repeatedly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +14,7 @@ packages=(build-essential cmake libboost-dev libeigen3-dev libyaml-cpp-dev catch
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(chromium)
+  packages+=(chromium clang-14 libclang-rt-14-dev)
 fi
 missing=()
 for p in "${packages[@]}"; do
