@@ -5,7 +5,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 #include <list>
 #include <map>
 #include <new>
@@ -17,33 +16,8 @@
 #include "sim/core/rng.hpp"
 #include "sim/engine/paged_kv_cache.hpp"
 #include "sim/workload/open_trace.hpp"
+#include "tests/engine/kv_test_allocations.hpp"
 #include "tests/support/test_data.hpp"
-
-// Counts calls to the global operator new of this test executable: the only replacement in
-// tests/engine (a second one is a duplicate-symbol link error). Not weak: under AddressSanitizer
-// the runtime's own strong operator new would win over a weak one and the counter would see
-// nothing. Shared with the other KV cache tests through kv_test_allocations().
-namespace {
-std::size_t g_allocations = 0;
-}
-std::size_t kv_test_allocations() { return g_allocations; }
-void* operator new(std::size_t size) {
-  ++g_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-// The nothrow form too: Catch2 allocates its test registry with new(std::nothrow) and frees it with
-// the operator delete above, so both must come from the same malloc (under AddressSanitizer, whose
-// runtime supplies every operator new not replaced here, they would not: alloc-dealloc-mismatch).
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  try {
-    return ::operator new(size);
-  } catch (const std::bad_alloc&) {
-    return nullptr;
-  }
-}
 
 using namespace headroom;
 using namespace headroom::engine;
