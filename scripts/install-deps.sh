@@ -2,7 +2,8 @@
 # Installs the Debian packages headroom builds with, only those that are missing, then the npm
 # packages of web/ (ECharts for the HTML report, playwright-core) exactly as web/package-lock.json pins
 # them. With --test, also Debian's chromium (the browser test of report.html, --png/--svg) and
-# clang-14 with its compiler-rt (libFuzzer and the sanitizers, `make fuzz`).
+# clang-14 with its compiler-rt (libclang-rt-14-dev: the sanitizers of `make sanitize`, libFuzzer of
+# `make fuzz`).
 # Uses sudo when not root. Safe to run repeatedly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,8 +15,7 @@ packages=(build-essential cmake libboost-dev libeigen3-dev libyaml-cpp-dev catch
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(chromium
-             clang-14 libclang-rt-14-dev)  # `make fuzz`: libFuzzer, ASan and UBSan (docs/fuzzing.md)
+  packages+=(chromium clang-14 libclang-rt-14-dev)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -59,14 +59,17 @@ TEST_CASE("replay: cs336_bcrafton training step, every address and the final sta
 
 TEST_CASE("replay: the state-only kivi snapshot loads and its statistics equal the segment figures") {
   Snapshot snap = read_snapshot(test::data_file("torch_snapshots/kivi_sketchkv2_llm_inference_state.pickle"));
-  Bytes seg_total = 0, seg_allocated = 0, seg_active = 0;
+  Bytes seg_total = 0, seg_allocated = 0, seg_active = 0, active_block_bytes = 0;
   std::size_t small = 0, active_blocks = 0, inactive_blocks = 0;
   for (const auto& s : snap.segments) {
     seg_total += s.total_size;
     seg_allocated += s.allocated_size;
     seg_active += s.active_size;
     small += s.is_large ? 0 : 1;
-    for (const auto& b : s.blocks) (b.state == BlockState::Inactive ? inactive_blocks : active_blocks)++;
+    for (const auto& b : s.blocks) {
+      (b.state == BlockState::Inactive ? inactive_blocks : active_blocks)++;
+      if (b.state != BlockState::Inactive) active_block_bytes += b.size;
+    }
   }
   // traces/README §3a: 259 segments (243 large, 16 small), 17.13 GB reserved, 16.40 GB allocated,
   // 839 active and 29 inactive blocks.
@@ -76,6 +79,9 @@ TEST_CASE("replay: the state-only kivi snapshot loads and its statistics equal t
   CHECK(inactive_blocks == 29);
   CHECK(seg_total == 17'133'731'840ull);
   CHECK(seg_allocated == 16'397'578'240ull);
+  // A segment's active_size counts its allocated and pending-free blocks (PyTorch's
+  // CUDACachingAllocator.cpp, segment_info), so it equals those blocks' sizes.
+  CHECK(seg_active == active_block_bytes);
   ReplayReport r = replay_snapshot(snap, {});
   CHECK(r.final_state_matches);
   CHECK(r.final_reserved == seg_total);

@@ -5,7 +5,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 #include <list>
 #include <map>
 #include <new>
@@ -17,23 +16,8 @@
 #include "sim/core/rng.hpp"
 #include "sim/engine/paged_kv_cache.hpp"
 #include "sim/workload/open_trace.hpp"
+#include "tests/engine/kv_test_allocations.hpp"
 #include "tests/support/test_data.hpp"
-
-// Counts calls to the global operator new of this test executable. Weak, so that another
-// replacement in tests/engine wins without a link error; the tests then fail their self-check
-// ("the counter sees an allocation") instead of passing blindly. Shared with the other KV cache
-// tests through kv_test_allocations().
-namespace {
-std::size_t g_allocations = 0;
-}
-std::size_t kv_test_allocations() { return g_allocations; }
-__attribute__((weak)) void* operator new(std::size_t size) {
-  ++g_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-__attribute__((weak)) void operator delete(void* p) noexcept { std::free(p); }
-__attribute__((weak)) void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 using namespace headroom;
 using namespace headroom::engine;
@@ -313,7 +297,7 @@ namespace {
 class ReferencePaged {
  public:
   ReferencePaged(std::uint32_t num_blocks, Tokens block_size)
-      : num_blocks_(num_blocks), bs_(block_size), ref_(num_blocks, 0), hash_(num_blocks) {
+      : bs_(block_size), ref_(num_blocks, 0), hash_(num_blocks) {
     for (BlockId b = 1; b < num_blocks; ++b) queue_.push_back(b);
   }
 
@@ -415,7 +399,6 @@ class ReferencePaged {
     std::size_t hashed = 0;
     std::uint64_t parent = 12345;
   };
-  std::uint32_t num_blocks_;
   Tokens bs_;
   std::vector<std::uint32_t> ref_;
   std::vector<std::optional<std::uint64_t>> hash_;

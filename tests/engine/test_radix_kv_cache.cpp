@@ -12,8 +12,8 @@
 #include "sim/core/error.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/engine/radix_kv_cache.hpp"
+#include "tests/engine/kv_test_allocations.hpp"
 
-std::size_t kv_test_allocations();  // test_paged_kv_cache.cpp: calls to operator new so far
 
 using namespace headroom;
 using namespace headroom::engine;

@@ -9,8 +9,8 @@
 #include "sim/core/error.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/engine/token_kv_pool.hpp"
+#include "tests/engine/kv_test_allocations.hpp"
 
-std::size_t kv_test_allocations();  // test_paged_kv_cache.cpp: calls to operator new so far
 
 using namespace headroom;
 using namespace headroom::engine;

@@ -20,6 +20,16 @@ void* operator new(std::size_t size) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+// The nothrow form too: Catch2 allocates its test registry with new(std::nothrow) and frees it with
+// the operator delete above, so both must come from the same malloc (under AddressSanitizer, whose
+// runtime supplies every operator new not replaced here, they would not: alloc-dealloc-mismatch).
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  try {
+    return ::operator new(size);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
 
 using namespace headroom;
 using namespace headroom::latency;
