@@ -16,7 +16,7 @@
 #include "sim/core/rng.hpp"
 #include "sim/engine/paged_kv_cache.hpp"
 #include "sim/workload/open_trace.hpp"
-#include "tests/engine/kv_test_allocations.hpp"
+#include "tests/support/allocation_counter.hpp"
 #include "tests/support/test_data.hpp"
 
 using namespace headroom;
@@ -575,10 +575,10 @@ TEST_CASE("paged: the Mooncake conversation trace hits what its shared hash_ids 
 
 TEST_CASE("paged: a warm cache allocates nothing") {
   {
-    const std::size_t before = kv_test_allocations();
+    const std::size_t before = headroom::test::heap_allocations();
     void* p = ::operator new(16);
     ::operator delete(p);
-    REQUIRE(kv_test_allocations() == before + 1);  // the counter is ours
+    REQUIRE(headroom::test::heap_allocations() == before + 1);  // the counter is ours
   }
   PagedKvCache cache(64, 16);
   std::vector<Req> pattern;
@@ -602,9 +602,9 @@ TEST_CASE("paged: a warm cache allocates nothing") {
     }
   };
   run(100'000);  // warm-up: tables and scratch reach their high-water marks
-  const std::size_t before = kv_test_allocations();
+  const std::size_t before = headroom::test::heap_allocations();
   run(100'000);
-  CHECK(kv_test_allocations() == before);
+  CHECK(headroom::test::heap_allocations() == before);
   CHECK(cache.counters().evictions > 100);
   cache.check_invariants();
 }

@@ -12,7 +12,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/engine/radix_kv_cache.hpp"
-#include "tests/engine/kv_test_allocations.hpp"
+#include "tests/support/allocation_counter.hpp"
 
 
 using namespace headroom;
@@ -518,10 +518,10 @@ TEST_CASE("radix: 10^5 random operations match the reference model") {
 
 TEST_CASE("radix: a warm cache allocates nothing") {
   {
-    const std::size_t before = kv_test_allocations();
+    const std::size_t before = headroom::test::heap_allocations();
     void* p = ::operator new(16);
     ::operator delete(p);
-    REQUIRE(kv_test_allocations() == before + 1);  // the counter is ours
+    REQUIRE(headroom::test::heap_allocations() == before + 1);  // the counter is ours
   }
   RadixKvCache cache(400);
   std::vector<Req> pattern;
@@ -557,9 +557,9 @@ TEST_CASE("radix: a warm cache allocates nothing") {
     }
   };
   run(100'000);  // warm-up: nodes, the child index and the heap reach their high-water marks
-  const std::size_t before = kv_test_allocations();
+  const std::size_t before = headroom::test::heap_allocations();
   run(100'000);
-  CHECK(kv_test_allocations() == before);
+  CHECK(headroom::test::heap_allocations() == before);
   CHECK(cache.counters().evicted_nodes > 100);
   cache.check_invariants();
 }

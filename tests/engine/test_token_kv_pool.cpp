@@ -9,7 +9,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/engine/token_kv_pool.hpp"
-#include "tests/engine/kv_test_allocations.hpp"
+#include "tests/support/allocation_counter.hpp"
 
 
 using namespace headroom;
@@ -95,8 +95,8 @@ TEST_CASE("token pool: a warm pool allocates nothing") {
     }
   };
   run(1000);
-  const std::size_t before = kv_test_allocations();
+  const std::size_t before = headroom::test::heap_allocations();
   run(100'000);
-  CHECK(kv_test_allocations() == before);
+  CHECK(headroom::test::heap_allocations() == before);
   pool.check_invariants();
 }

@@ -3,42 +3,15 @@
 // them through the caching allocator model.
 #include <catch2/catch.hpp>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
 #include "sim/allocator/caching_allocator.hpp"
 #include "sim/core/error.hpp"
 #include "sim/model/catalogue.hpp"
 #include "sim/model/program_runner.hpp"
 #include "sim/model/step_program.hpp"
+#include "tests/support/allocation_counter.hpp"
 
 using namespace headroom;
 using namespace headroom::model;
-
-// Counts heap allocations while `g_counting` is set: the runner's loop must make none.
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_heap_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-  if (g_counting.load(std::memory_order_relaxed)) g_heap_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-// The nothrow form too: Catch2 allocates its test registry with new(std::nothrow) and frees it with
-// the operator delete above, so both must come from the same malloc (under AddressSanitizer, whose
-// runtime supplies every operator new not replaced here, they would not: alloc-dealloc-mismatch).
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  try {
-    return ::operator new(size);
-  } catch (const std::bad_alloc&) {
-    return nullptr;
-  }
-}
 
 namespace {
 
@@ -482,11 +455,9 @@ TEST_CASE("the runner's loop makes no heap allocation once its table and result 
   SlotTable slots;
   ProgramRun r;
   run_program(gpu.allocator, p, slots, r);  // sizes the slot table and the result; fills the cache
-  g_heap_allocations = 0;
-  g_counting = true;
+  const std::size_t before = headroom::test::heap_allocations();
   run_program(gpu.allocator, p, slots, r);
-  g_counting = false;
-  CHECK(g_heap_allocations.load() == 0);
+  CHECK(headroom::test::heap_allocations() == before);
   CHECK(r.completed);
   CHECK(r.allocations == program_figures(p).allocations);
 }

@@ -1,19 +1,19 @@
-// Counts calls to the global operator new of the engine test executable (the KV cache tests check
-// that a warm cache allocates nothing). The only replacement in tests/engine: a second one is a
-// duplicate-symbol link error. Not weak: under AddressSanitizer the runtime's own strong operator
+// Counts calls to the global operator new of the test executables that link it (the engine, latency
+// and model tests check that hot loops allocate nothing). One replacement per executable: a second
+// is a duplicate-symbol link error. Not weak: under AddressSanitizer the runtime's own strong operator
 // new would win over a weak one and the counter would see nothing. In a file of its own so that
 // GCC 12 does not inline this operator delete into the tests' std::vector code, where it warns
 // falsely that free() releases memory from operator new (-Wmismatched-new-delete).
 #include <cstdlib>
 #include <new>
 
-#include "tests/engine/kv_test_allocations.hpp"
+#include "tests/support/allocation_counter.hpp"
 
 namespace {
 std::size_t g_allocations = 0;
 }
 
-std::size_t kv_test_allocations() { return g_allocations; }
+std::size_t headroom::test::heap_allocations() { return g_allocations; }
 
 void* operator new(std::size_t size) {
   ++g_allocations;
