@@ -40,9 +40,11 @@ TEST_CASE("streaming downsample: equals the whole-series one below twice its buc
     CHECK(got.size() <= 40);
     CHECK(std::is_sorted(got.begin(), got.end(), [](const P& a, const P& b) { return a.t < b.t; }));
     if (n > 0) {
-      const auto [mn, mx] = std::minmax_element(all.begin(), all.end(), [](const P& a, const P& b) { return a.v < b.v; });
-      CHECK(std::any_of(got.begin(), got.end(), [&](const P& p) { return p.v == mn->v; }));
-      CHECK(std::any_of(got.begin(), got.end(), [&](const P& p) { return p.v == mx->v; }));
+      // Plain variables, not a structured binding: clang 14 cannot capture those in a lambda.
+      const auto extremes = std::minmax_element(all.begin(), all.end(), [](const P& a, const P& b) { return a.v < b.v; });
+      const std::int64_t lo = extremes.first->v, hi = extremes.second->v;
+      CHECK(std::any_of(got.begin(), got.end(), [&](const P& p) { return p.v == lo; }));
+      CHECK(std::any_of(got.begin(), got.end(), [&](const P& p) { return p.v == hi; }));
     }
   }
 }
