@@ -37,16 +37,21 @@ nlohmann::json page_data(const std::string& html) {
   return nlohmann::json::parse(html.substr(from, html.find("</script>", from) - from));
 }
 
-// comparison.json's rows by policy kind.
-std::map<std::string, nlohmann::json> compare(const std::string& scenario) {
+// comparison.json's rows by policy kind, for a scenario file.
+std::map<std::string, nlohmann::json> compare_file(const fs::path& scenario) {
   fs::path out = headroom::test::temp_dir("compare");
-  auto r = run_headroom("compare " + q(source_dir() / "scenarios" / scenario) + " -o " + q(out));
+  auto r = run_headroom("compare " + q(scenario) + " -o " + q(out));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   std::map<std::string, nlohmann::json> rows;
   const nlohmann::json j = read_json(out / "comparison.json");
   for (const auto& p : j["policies"]) rows[p["kind"].get<std::string>()] = p;
   return rows;
+}
+
+// The same for one of scenarios/.
+std::map<std::string, nlohmann::json> compare(const std::string& scenario) {
+  return compare_file(source_dir() / "scenarios" / scenario);
 }
 
 bool startup_oom(const nlohmann::json& row) { return !row["started"].get<bool>() && !row["first_oom"].is_null(); }
@@ -109,13 +114,7 @@ TEST_CASE("incident: per-layer buffers pin the cache and a burst's mixed batches
                "    burst: {at_s: 200, duration_s: 120, factor: 8}\n");
   const fs::path dir = headroom::test::temp_dir("fragmentation-incident");
   write(dir / "incident.yaml", text);
-  fs::path out = dir / "out";
-  auto r = run_headroom("compare " + q(dir / "incident.yaml") + " -o " + q(out));
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
-  const nlohmann::json comparison = read_json(out / "comparison.json");
-  std::map<std::string, nlohmann::json> rows;
-  for (const auto& p : comparison["policies"]) rows[p["kind"].get<std::string>()] = p;
+  auto rows = compare_file(dir / "incident.yaml");
   const nlohmann::json& engine = rows["engine"];
   REQUIRE(serving_oom(engine));
   CHECK(engine["first_oom"]["tensor"] == "masked_logits");
