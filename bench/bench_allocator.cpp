@@ -19,7 +19,7 @@ using namespace headroom::alloc;
 namespace {
 
 std::vector<Bytes> activation_mix(std::size_t n, std::uint64_t seed) {
-  // Sizes per token of a Llama-style layer (serving-memory-model §4a) for token counts 1..8192,
+  // Sizes per token of a Llama-style layer (docs/serving-memory-model.md §4a) for token counts 1..8192,
   // plus small metadata tensors (positions, indices, scales).
   const Bytes per_token[] = {12 * KiB, 8 * KiB, 8 * KiB, 56 * KiB, 28 * KiB, 8 * KiB};
   Rng rng(seed);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The scale benchmark (README "Scale"): generates traces of 1, 2, 5 and 10 million requests (Poisson
+# The scale benchmark (docs/workloads.md and docs/development.md): generates traces of 1, 2, 5 and 10 million requests (Poisson
 # at 50/s, prompts of 512 and outputs of 64 tokens on average, seed 1) into $HEADROOM_SCALE_DIR
 # (default /tmp/headroom-scale; about 45 MB per million requests, plus the runs' requests.csv),
 # replays each with scenarios/scale-10m.yaml under /usr/bin/time -v, and prints requests, wall

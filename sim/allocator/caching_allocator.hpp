@@ -1,6 +1,6 @@
 #pragma once
 // The PyTorch CUDA caching allocator (native backend, c10/cuda/CUDACachingAllocator.cpp) for one
-// device, to the byte and to the address: ../shared/docs/caching-allocator-spec.md is the reference
+// device, to the byte and to the address: docs/allocator-model.md is the reference
 // and each rule below is a small named function as in PyTorch. Single-threaded; the hot path
 // (malloc/free served from the cache) does not allocate.
 #include <cstdint>

@@ -2,7 +2,7 @@
 // The data of a PyTorch memory snapshot (torch.cuda.memory._snapshot(), written by _dump_snapshot()),
 // as plain structs: segments with their blocks, the per-device trace, and the allocator settings.
 // Stack frames are dropped on read (they are most of the bytes and the model has no use for them).
-// Field names and meanings: ../shared/docs/caching-allocator-spec.md §6.
+// Field names and meanings: docs/allocator-model.md §6.
 #include <cstdint>
 #include <filesystem>
 #include <map>

@@ -186,7 +186,7 @@ class Mapper {
                                                        "segment), got {}", next, s.blocks.back().address));
       next = s.blocks.back().address + s.blocks.back().size;
     }
-    // PyTorch's snapshot lists every block of a segment, free ones included (caching-allocator-spec
+    // PyTorch's snapshot lists every block of a segment, free ones included (docs/allocator-model.md
     // §6), so they add up to its size; an expandable segment's mapped part is not recorded here.
     if (!s.is_expandable && !s.blocks.empty() && next - s.address != s.total_size)
       fail(blocks_path, fmt::format("the blocks add up to {} bytes, the segment's total_size is {}", next - s.address,
@@ -194,7 +194,7 @@ class Mapper {
     if (auto v = t_.find(id, "requested_size")) {
       s.requested_size = bytes(*v, field(path, "requested_size"));
     } else {
-      // Older PyTorch versions lack it; it is the sum over active blocks (caching-allocator-spec §6).
+      // Older PyTorch versions lack it; it is the sum over active blocks (docs/allocator-model.md §6).
       for (const SnapshotBlock& b : s.blocks) {
         if (b.state != BlockState::Inactive) s.requested_size += b.requested_size;
       }
@@ -214,7 +214,7 @@ class Mapper {
     const std::string_view state = str(need(id, "state", path), field(path, "state"));
     if (state == "active_allocated") b.state = BlockState::ActiveAllocated;
     // The docstrings of torch.cuda.memory._snapshot say "active_awaiting_free"; the code writes
-    // "active_pending_free" (caching-allocator-spec §6). Both mean the same state.
+    // "active_pending_free" (docs/allocator-model.md §6). Both mean the same state.
     else if (state == "active_pending_free" || state == "active_awaiting_free") b.state = BlockState::ActivePendingFree;
     else if (state == "inactive") b.state = BlockState::Inactive;
     else {

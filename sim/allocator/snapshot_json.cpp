@@ -1,5 +1,5 @@
 // The JSON form of a snapshot: the dict PyTorch pickles, with tuples as arrays and no stack frames
-// (caching-allocator-spec §6). Also reads the derived `<name>.segments.json` files, which hold
+// (docs/allocator-model.md §6). Also reads the derived `<name>.segments.json` files, which hold
 // only allocator_settings and segments.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -65,7 +65,7 @@ void compare(const CompareArgs& a) {
     if (outcomes[i].started()) files[i] = fmt::format("timeline.{:02}.{}.csv", i, slug(outcomes[i].label));
     j["policies"][i]["timeline_csv"] = files[i].empty() ? nlohmann::json(nullptr) : nlohmann::json(files[i]);
   }
-  // Every output's text is ready before the first file is written (README "Bad input").
+  // Every output's text is ready before the first file is written (docs/bad-input.md).
   const std::string comparison = j.dump(2) + "\n";
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
     if (files[i].empty()) continue;

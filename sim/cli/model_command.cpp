@@ -27,7 +27,7 @@ namespace {
 
 struct ModelArgs {
   std::string model;
-  std::int64_t tokens = 8192;  // vLLM's max_num_batched_tokens on ≥70 GiB GPUs (serving-memory-model.md §1.3)
+  std::int64_t tokens = 8192;  // vLLM's max_num_batched_tokens on ≥70 GiB GPUs (docs/serving-memory-model.md §1.3)
   std::int64_t seqs = 1;
   std::int64_t decode_seqs = 0;
   bool decode_seqs_given = false;  // default: all when tokens == seqs, else none

@@ -143,7 +143,7 @@ void run(const RunArgs& a) {
   }
   nlohmann::json j = report::summary_json(summary);
   j["verdict"] = report::verdict(summary);
-  // Every output's text is ready before the first file is written (README "Bad input").
+  // Every output's text is ready before the first file is written (docs/bad-input.md).
   const std::string summary_text = j.dump(2) + "\n";
   const std::string resolved = scenario::resolved_scenario_yaml(sc, st.config);
   write_file_atomically(out / "summary.json", [&](std::ostream& o) { o << summary_text; });

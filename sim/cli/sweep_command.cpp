@@ -152,7 +152,7 @@ void add_sweep_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "sweep", "Run a grid of scenarios (knobs × traces × models × GPUs × policies) on every core, resumable; "
                "under mpirun (MPI build) as ranks across machines");
-  cmd->add_option("grid", args->grid, "Grid YAML: base scenario and axes (README \"Sweeps\")")->required();
+  cmd->add_option("grid", args->grid, "Grid YAML: base scenario and axes (docs/sweep.md)")->required();
   cmd->add_option("-o,--output", args->out_dir, "Output folder (default: out/<grid name>)");
   cmd->add_option("-j,--threads", args->threads, "Simulations at once per rank (default: the machine's cores / its ranks)");
   cmd->add_option_function<std::string>(

@@ -26,7 +26,7 @@ struct LatencyCoefficients {
   bool operator==(const LatencyCoefficients&) const = default;
 };
 
-// How a measured profile was measured (kernels/headroom-calibrate writes it; README "Calibrating
+// How a measured profile was measured (kernels/headroom-calibrate writes it; docs/calibration.md "Calibrating
 // on your own GPU"). Absent from datasheet profiles.
 struct Calibration {
   std::string command;          // the calibrator's command line

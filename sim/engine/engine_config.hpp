@@ -1,6 +1,6 @@
 #pragma once
 // The start-up knobs of each engine as plain data, under the engines' own names and with their
-// own defaults (serving-memory-model.md §1 vLLM, §2 SGLang, §3 LightLLM). Knobs whose default
+// own defaults (docs/serving-memory-model.md §1 vLLM, §2 SGLang, §3 LightLLM). Knobs whose default
 // depends on the model or the GPU are optional; resolve() fills them from the deployment, checks
 // every value, and says what it filled and why. The default rules are exposed as pure functions
 // so tests can pin the documented numbers.
@@ -22,7 +22,7 @@
 namespace headroom::engine {
 
 // cuBLAS and cuBLASLt workspaces created by the first GEMM, outside PyTorch's allocator: 32 MiB
-// each on sm90+ (serving-memory-model.md §5, pytorch#120925), which is vLLM's measured non-torch
+// each on sm90+ (docs/serving-memory-model.md §5, pytorch#120925), which is vLLM's measured non-torch
 // growth of 0.07 GiB (vllm#21489). A scenario parameter: older GPUs and releases use less.
 inline constexpr Bytes kDefaultNonTorchGrowth = 64 * MiB;
 

@@ -1,5 +1,5 @@
 #pragma once
-// LightLLM's scheduler (serving-memory-model.md §3; ModelTC/LightLLM lightllm/server/router/
+// LightLLM's scheduler (docs/serving-memory-model.md §3; ModelTC/LightLLM lightllm/server/router/
 // req_queue/chunked_prefill/impl.py, router/batch.py and core/objs/req.py, model_infer/mode_backend/
 // base_backend.py and chunked_prefill/control_state.py), over the token pool (token_kv_pool.hpp).
 //

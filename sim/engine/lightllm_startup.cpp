@@ -1,4 +1,4 @@
-// LightLLM start-up (serving-memory-model.md §3): TpPartBaseModel.__init__ — weights, the KV
+// LightLLM start-up (docs/serving-memory-model.md §3): TpPartBaseModel.__init__ — weights, the KV
 // memory manager sized by mem_fraction, _check_mem_size, the request manager, decode CUDA graphs,
 // then _check_max_len_infer (one prefill of batch_max_tokens as a single request) and empty_cache.
 #include <algorithm>

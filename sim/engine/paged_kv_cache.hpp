@@ -1,5 +1,5 @@
 #pragma once
-// vLLM v1's paged KV cache with prefix caching (serving-memory-model.md §1.2, §1.4; vLLM
+// vLLM v1's paged KV cache with prefix caching (docs/serving-memory-model.md §1.2, §1.4; vLLM
 // vllm/v1/core/kv_cache_manager.py, block_pool.py, single_type_kv_cache_manager.py).
 //
 //  - `num_blocks` blocks of `block_size` tokens; block 0 is the null block, never handed out, so

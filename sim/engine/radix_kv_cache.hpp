@@ -1,5 +1,5 @@
 #pragma once
-// SGLang's token pool with its radix prefix cache (serving-memory-model.md §2.2, §2.4; SGLang
+// SGLang's token pool with its radix prefix cache (docs/serving-memory-model.md §2.2, §2.4; SGLang
 // python/sglang/srt/mem_cache/radix_cache.py, allocator.py TokenToKVPoolAllocator).
 //
 // Pool: `size` token slots (page_size 1); the KV tensors have size + 1 rows because slot 0 is the

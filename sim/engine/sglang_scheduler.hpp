@@ -1,5 +1,5 @@
 #pragma once
-// SGLang's scheduler (serving-memory-model.md §2.3–§2.4; SGLang python/sglang/srt/managers/
+// SGLang's scheduler (docs/serving-memory-model.md §2.3–§2.4; SGLang python/sglang/srt/managers/
 // scheduler.py, schedule_policy.py PrefillAdder, schedule_batch.py retract_decode), over the radix
 // KV cache (radix_kv_cache.hpp).
 //

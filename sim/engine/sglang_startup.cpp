@@ -1,4 +1,4 @@
-// SGLang start-up (serving-memory-model.md §2.1–2.3, §2.5): ModelRunner.initialize — load_model,
+// SGLang start-up (docs/serving-memory-model.md §2.1–2.3, §2.5): ModelRunner.initialize — load_model,
 // init_memory_pool (profile_max_num_token, token-to-KV pool, ReqToTokenPool), init_cublas,
 // init_attention_backend, init_device_graphs. There is no profile forward: the KV size is
 // arithmetic on free memory.

@@ -150,7 +150,7 @@ bool capture_decode_graphs(StartupResult& r, const Deployment& d, const std::vec
       fail_oom(r, StartupStage::cuda_graph_capture, *run.oom, d);
       return false;
     }
-    // CUDAGraph's seed and offset holders (caching-allocator-spec §4: two 512 B blocks per capture).
+    // CUDAGraph's seed and offset holders (docs/allocator-model.md §4: two 512 B blocks per capture).
     for (int i = 0; i < 2; ++i) {
       alloc::Block* holder = a.malloc(8);
       if (!holder) {

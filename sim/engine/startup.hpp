@@ -1,6 +1,6 @@
 #pragma once
 // Engine start-up through the caching allocator model, as each engine does it today
-// (serving-memory-model.md §1.1–1.5 vLLM, §2.1–2.5 SGLang, §3 LightLLM): weights loaded tensor by
+// (docs/serving-memory-model.md §1.1–1.5 vLLM, §2.1–2.5 SGLang, §3 LightLLM): weights loaded tensor by
 // tensor, the KV capacity decided by the engine's own arithmetic, KV and request pools,
 // attention workspaces, CUDA graphs captured into a private pool, and the engine's own checks.
 // A start-up that runs out of memory or fails a check is a result (ok = false, with the engine's

@@ -1,5 +1,5 @@
 #pragma once
-// LightLLM's KV token pool (serving-memory-model.md §3; LightLLM lightllm/common/mem_manager.py,
+// LightLLM's KV token pool (docs/serving-memory-model.md §3; LightLLM lightllm/common/mem_manager.py,
 // newer kv_cache_mem_manager/): `size` token slots, no prefix cache. The KV tensor has size + 1
 // rows: the extra one is HOLD_TOKEN_MEMINDEX (= size), where padded tokens write. Which slot a
 // token gets changes no memory figure, so the pool counts slots per request.

@@ -1,5 +1,5 @@
 #pragma once
-// vLLM v1's scheduler (serving-memory-model.md §1.4; vllm/v1/core/sched/scheduler.py
+// vLLM v1's scheduler (docs/serving-memory-model.md §1.4; vllm/v1/core/sched/scheduler.py
 // Scheduler.schedule and update_from_output, vllm/v1/core/sched/utils.py check_stop) over its
 // paged KV cache (paged_kv_cache.hpp). Per step, with token_budget = max_num_batched_tokens:
 //  1. RUNNING requests in order: new = min(num_tokens − computed, long_prefill_token_threshold,

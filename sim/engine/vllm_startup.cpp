@@ -1,4 +1,4 @@
-// vLLM v1 start-up (serving-memory-model.md §1.1, §1.2, §1.5): gpu_worker.py init_device /
+// vLLM v1 start-up (docs/serving-memory-model.md §1.1, §1.2, §1.5): gpu_worker.py init_device /
 // determine_available_memory / initialize_from_config / compile_or_warm_up_model.
 #include <algorithm>
 #include <cmath>

@@ -13,7 +13,7 @@
 
 namespace headroom::model {
 
-// What a tensor is, in the engines' own variable names (serving-memory-model.md §4).
+// What a tensor is, in the engines' own variable names (docs/serving-memory-model.md §4).
 enum class Tensor : std::uint8_t {
   // persistent across the layers of one forward (§4a)
   residual,

@@ -13,7 +13,7 @@ namespace headroom::model {
 
 namespace {
 
-// Figures from each model's config.json (serving-memory-model.md §7; tests/model/configs holds
+// Figures from each model's config.json (docs/serving-memory-model.md §7; tests/model/configs holds
 // the same files and checks they load to these).
 ModelConfig llama_3_1(std::string name, int layers, int hidden, int intermediate, int heads) {
   ModelConfig c;

@@ -1,6 +1,6 @@
 #pragma once
 // Built-in models, with the figures of their Hugging Face config.json files
-// (serving-memory-model.md §7), so a scenario can name a model without a config file.
+// (docs/serving-memory-model.md §7), so a scenario can name a model without a config file.
 #include <string>
 #include <string_view>
 #include <vector>

@@ -1,5 +1,5 @@
 #pragma once
-// The allocation program of one forward pass (serving-memory-model.md §4): per decoder layer the
+// The allocation program of one forward pass (docs/serving-memory-model.md §4): per decoder layer the
 // tensors vLLM's model code creates and drops, for dense (§4a), MoE (§4b) and MLA (§4c) models,
 // per tensor-parallel rank (heads and intermediate widths divided by TP), bf16 activations as
 // served. Where engines or versions differ the choice is a named option below.

@@ -47,7 +47,7 @@ KvCacheDtype parse_kv_cache_dtype(std::string_view text, std::string_view what) 
 namespace {
 
 // vllm/v1/kv_cache_interface.py MLAAttentionSpec.page_size_bytes: block_size × 656 for fp8_ds_mla
-// (512 fp8 latent values, 4 float32 scales, 64 bf16 rope values; serving-memory-model.md §1.2).
+// (512 fp8 latent values, 4 float32 scales, 64 bf16 rope values; docs/serving-memory-model.md §1.2).
 constexpr Bytes kFp8DsMlaBytesPerToken = 656;
 
 Bytes element_bytes(const ModelConfig& config, KvCacheDtype dtype) {

@@ -1,5 +1,5 @@
 #pragma once
-// KV-cache bytes per token as each engine lays out its pool (serving-memory-model.md §1.2 vLLM
+// KV-cache bytes per token as each engine lays out its pool (docs/serving-memory-model.md §1.2 vLLM
 // page_size_bytes, §2.2 SGLang cell_size, §3 LightLLM cell), for one tensor-parallel rank.
 #include <string_view>
 

@@ -1,5 +1,5 @@
 #pragma once
-// The allocation program of sampling one token for each of N sequences (serving-memory-model.md
+// The allocation program of sampling one token for each of N sequences (docs/serving-memory-model.md
 // §4a "Sampling"): the hidden rows of the sampled positions, lm_head logits (gathered across TP
 // ranks), the fp32 copy the sampler works on, then the chosen path's [N, V] buffers.
 #include <cstdint>

@@ -25,7 +25,7 @@ TensorParallelShard tensor_parallel_shard(const ModelConfig& config, int tp) {
   require_divisible(config, config.heads, tp, "total number of attention heads");
   shard.q_heads = config.heads / tp;
   if (config.is_mla()) {
-    // The MLA latent is one shared "head", replicated on every rank (serving-memory-model.md §7 notes).
+    // The MLA latent is one shared "head", replicated on every rank (docs/serving-memory-model.md §7 notes).
     shard.kv_heads = 1;
     shard.kv_head_replicas = tp;
   } else if (config.kv_heads >= tp) {

@@ -1,4 +1,4 @@
-// auto_profile: LightLLM PR #1273's two-pass start-up (serving-memory-model.md §3), for any engine.
+// auto_profile: LightLLM PR #1273's two-pass start-up (docs/serving-memory-model.md §3), for any engine.
 // 1. Probe: KV of max(min_probe_tokens, prefill + graph batch) tokens, graphs captured as usual,
 //    then the stress (a prefill of the engine's largest prefill, a decode of its largest graph
 //    batch); the peak reserved memory is the measurement.

@@ -34,7 +34,7 @@ const std::vector<std::string_view>& policy_kind_names();
 
 // A policy as plain data (a scenario's `compare:` entry); parameters a kind does not use are
 // ignored, and every default is the documented one. auto_profile's numbers are LightLLM PR #1273's
-// (serving-memory-model.md §3); the fragmentation buffer's k = 2 and 150 MiB floor are the proposal
+// (docs/serving-memory-model.md §3); the fragmentation buffer's k = 2 and 150 MiB floor are the proposal
 // the project's policy issue names (150 MiB is vLLM's logged redundancy, §1.1).
 struct PolicySpec {
   PolicyKind kind = PolicyKind::engine;

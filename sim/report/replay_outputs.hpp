@@ -15,7 +15,7 @@
 
 namespace headroom::report {
 
-// One replay's figures (README "headroom replay", --json).
+// One replay's figures (docs/replay-and-allocator.md, --json).
 nlohmann::json replay_report_json(const alloc::ReplayReport& r);
 
 // The whole result: the faithful replay, `snapshot` (the path as given) and the what-if rows (the

@@ -1,7 +1,7 @@
 #pragma once
 // What `headroom run` writes: summary.json (the verdict's figures), timeline.csv (memory by category
 // and load over time, down-sampled), requests.csv (one row per finished request, streamed as they
-// finish). Field names are documented in README "headroom run".
+// finish). Field names are documented in docs/run.md.
 #include <cstdint>
 #include <optional>
 #include <ostream>

@@ -1,5 +1,5 @@
 #pragma once
-// Running a sweep's points and gathering its table (README "Sweeps"). Each finished point is written
+// Running a sweep's points and gathering its table (docs/sweep.md). Each finished point is written
 // atomically to <out>/points/<id>.json the moment it finishes, so a sweep killed halfway keeps every
 // finished point and a restart runs only the others; results.csv and results.json gather every
 // point's file in grid order, so the table is the same however the points were run (one shot,

@@ -1,6 +1,6 @@
 #pragma once
 // `headroom sweep GRID.yaml`: a base scenario and axes whose cross product is the grid of points
-// (README "Sweeps"). Every point is built and validated when the grid is loaded, so a bad axis value
+// (docs/sweep.md). Every point is built and validated when the grid is loaded, so a bad axis value
 // fails with the grid's file:line before anything runs. Each point has a stable id: a hash of the
 // base scenario's text and the point's coordinates, so a resumed sweep recognises finished points
 // whatever their position in an edited grid.

@@ -1,6 +1,6 @@
 #pragma once
-// The `workload:` section of a scenario as a workload::WorkloadSpec (shape: make_source.hpp, README
-// "Workloads"). Every key is checked; unknown keys get a did-you-mean; errors name file:line:col.
+// The `workload:` section of a scenario as a workload::WorkloadSpec (shape: make_source.hpp,
+// docs/workloads.md). Every key is checked; unknown keys get a did-you-mean; errors name file:line:col.
 #include <filesystem>
 #include <string>
 #include <string_view>

@@ -1,5 +1,5 @@
 #pragma once
-// Summary statistics of a workload, with the definitions of ../shared/traces/README.md:
+// Summary statistics of a workload, with the definitions of docs/workloads.md:
 // percentiles by linear interpolation between order statistics, rate = (count - 1) / span.
 #include <cstdint>
 #include <vector>

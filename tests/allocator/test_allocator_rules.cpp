@@ -1,4 +1,4 @@
-// Known-answer tests: each rule of ../shared/docs/caching-allocator-spec.md, with the figures the
+// Known-answer tests: each rule of docs/allocator-model.md, with the figures the
 // spec (and PyTorch's test/test_cuda.py, its §7 table) gives.
 #include <catch2/catch.hpp>
 

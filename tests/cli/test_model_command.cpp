@@ -1,4 +1,4 @@
-// `headroom model`: the report's lines for the worked examples of serving-memory-model.md §4,
+// `headroom model`: the report's lines for the worked examples of docs/serving-memory-model.md §4,
 // its JSON, and exit code 2 with a message for bad input.
 #include <catch2/catch.hpp>
 

@@ -81,7 +81,7 @@ TEST_CASE("the built-in profiles carry the datasheet figures and cited capacitie
     CHECK_FALSE(p.source_note.empty());
     CHECK_FALSE(p.capacity_note.empty());
     CHECK(p.capacity_bytes == e.capacity);
-    CHECK(p.context_bytes == 300 * MiB);  // serving-memory-model.md §5 typical
+    CHECK(p.context_bytes == 300 * MiB);  // docs/serving-memory-model.md §5 typical
     CHECK(p.granularity_bytes == 2 * MiB);
     CHECK(p.bandwidth_bytes_per_s == e.bandwidth);
     CHECK(p.dense_bf16_flops_per_s == e.bf16);

@@ -1,4 +1,4 @@
-// LightLLM's scheduler (serving-memory-model.md §3): the worst-case future peak with a worked
+// LightLLM's scheduler (docs/serving-memory-model.md §3): the worst-case future peak with a worked
 // example, the router's admission limits (peak, running_max_req_size, batch_max_tokens), chunked
 // prefill, pausing when the router's estimates fall short, arrival checks, and a seeded property
 // run with invariants after every step.

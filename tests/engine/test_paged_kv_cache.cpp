@@ -1,5 +1,5 @@
 // vLLM's paged KV cache (sim/engine/paged_kv_cache.hpp): known answers for each rule of
-// serving-memory-model.md §1.2/§1.4, a 10^5-step random comparison with a plain std::list/std::map
+// docs/serving-memory-model.md §1.2/§1.4, a 10^5-step random comparison with a plain std::list/std::map
 // model of the same rules, the first 2,000 requests of the Mooncake conversation trace, and a
 // steady state that allocates nothing.
 #include <catch2/catch.hpp>

@@ -1,5 +1,5 @@
 // SGLang's token pool and radix cache (sim/engine/radix_kv_cache.hpp): known answers for the rules
-// of serving-memory-model.md §2.2/§2.4, a 10^5-step random comparison with a plain pointer-and-
+// of docs/serving-memory-model.md §2.2/§2.4, a 10^5-step random comparison with a plain pointer-and-
 // std::map tree following the same rules, and a steady state that allocates nothing.
 #include <catch2/catch.hpp>
 

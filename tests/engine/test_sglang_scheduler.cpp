@@ -1,4 +1,4 @@
-// SGLang's scheduler (serving-memory-model.md §2.4): the new_token_ratio schedule, admission
+// SGLang's scheduler (docs/serving-memory-model.md §2.4): the new_token_ratio schedule, admission
 // against available + evictable − running reservations, batch_is_full, chunked prefill,
 // max_prefill_tokens and max_running_requests, retract_decode's order and the ratio after it,
 // the abort of a last request that cannot decode, arrival checks, and a seeded property run with

@@ -1,5 +1,5 @@
 // Engine start-up through the caching allocator model against the worked numbers of
-// serving-memory-model.md: §2.3 request pool, §2.5 aiter workspace, §8 end-to-end on one H100-80G
+// docs/serving-memory-model.md: §2.3 request pool, §2.5 aiter workspace, §8 end-to-end on one H100-80G
 // for vLLM, SGLang and LightLLM, and start-ups that fail (out of memory or an engine check) with
 // the engine's or PyTorch's message.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// LightLLM's token pool (sim/engine/token_kv_pool.hpp): known answers for serving-memory-model.md
+// LightLLM's token pool (sim/engine/token_kv_pool.hpp): known answers for docs/serving-memory-model.md
 // §3, a 10^5-step random comparison with a std::map ledger, and a steady state that allocates
 // nothing.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// vLLM v1 scheduler (serving-memory-model.md §1.4): the token budget split over running decodes and
+// vLLM v1 scheduler (docs/serving-memory-model.md §1.4): the token budget split over running decodes and
 // a chunked prefill, decodes first in the plan, max_num_seqs, preemption of the newest by
 // recompute and its resumption, FCFS admission, prefix hits from Mooncake-style hash lists,
 // max_model_len, dropped steps, bad limits; and a seeded property run checking the invariants after

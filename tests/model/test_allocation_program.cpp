@@ -1,5 +1,5 @@
 // Forward-pass and sampler allocation programs against the worked numbers of
-// serving-memory-model.md §4 (dense §4a, MoE §4b, MLA §4c, sampler §4a), and the runner that plays
+// docs/serving-memory-model.md §4 (dense §4a, MoE §4b, MLA §4c, sampler §4a), and the runner that plays
 // them through the caching allocator model.
 #include <catch2/catch.hpp>
 

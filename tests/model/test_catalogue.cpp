@@ -1,4 +1,4 @@
-// The built-in catalogue against serving-memory-model.md §7: parameter counts, bf16 weight bytes
+// The built-in catalogue against docs/serving-memory-model.md §7: parameter counts, bf16 weight bytes
 // and KV bytes per token.
 #include <catch2/catch.hpp>
 

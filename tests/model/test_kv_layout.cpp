@@ -1,4 +1,4 @@
-// KV bytes per token per engine layout (serving-memory-model.md §1.2, §2.2, §3).
+// KV bytes per token per engine layout (docs/serving-memory-model.md §1.2, §2.2, §3).
 #include <catch2/catch.hpp>
 
 #include "sim/core/error.hpp"

@@ -1,5 +1,5 @@
 // Every reader on the real public files in $HEADROOM_DATA, against the figures of
-// ../shared/traces/README.md (rounded there; compared to half a unit of the last digit shown).
+// docs/workloads.md (rounded there; compared to half a unit of the last digit shown).
 #include <catch2/catch.hpp>
 
 #include <cmath>

@@ -21,7 +21,7 @@ VIEWER_OPCODES = {
     "MEMOIZE", "BINPUT", "LONG_BINPUT", "SETITEMS", "SETITEM", "DICT", "SHORT_BINUNICODE",
     "BINUNICODE", "STOP", "EMPTY_TUPLE", "TUPLE1", "TUPLE2", "TUPLE3", "BINFLOAT",
 }
-# Keys the C++ model does not keep (caching-allocator-spec §6): stack frames, compile context,
+# Keys the C++ model does not keep (docs/allocator-model.md §6): stack frames, compile context,
 # user metadata, top-level annotations.
 DROPPED = {"frames", "compile_context", "user_metadata"}
 
