@@ -41,8 +41,10 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file, const s
   gpu.check_keys({"profile", "visible", "other_processes"});
   s.gpu_name = gpu.text("profile");
   std::string profile = s.gpu_name;
-  if (profile.find('/') != std::string::npos || profile.ends_with(".yaml"))
+  if (profile.find('/') != std::string::npos || profile.ends_with(".yaml")) {
     profile = resolve_data_path(profile, folder);
+    require_data_file(gpu, "profile", s.gpu_name, profile);
+  }
   try {
     s.gpu = device::load_gpu_profile(profile);
   } catch (const InputError& e) {  // name the scenario's place too
@@ -62,6 +64,7 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file, const s
   m.check_keys({"name", "tp"});
   s.model_name = m.text("name");
   std::string model_path = s.model_name;
+  require_data_file(m, "name", model_path, resolve_data_path(model_path, folder));
   if (model_path.find('/') != std::string::npos && std::filesystem::exists(resolve_data_path(model_path, folder)))
     model_path = resolve_data_path(model_path, folder);
   try {

@@ -68,17 +68,37 @@ workload::LengthSpec read_length(const YamlSection& s) {
 
 }  // namespace
 
+namespace {
+constexpr std::string_view kDataVariable = "$HEADROOM_DATA";
+constexpr std::string_view kDefaultDataRoot = "../shared/traces";
+}  // namespace
+
 std::string resolve_data_path(std::string_view path, const std::filesystem::path& relative_to) {
-  static constexpr std::string_view kData = "$HEADROOM_DATA";
   std::string p(path);
-  if (p.rfind(kData, 0) == 0) {
+  if (p.starts_with(kDataVariable)) {
     const char* env = std::getenv("HEADROOM_DATA");
-    std::string root = env && *env ? env : "../shared/traces";
-    return root + p.substr(kData.size());
+    std::string root = env && *env ? env : std::string(kDefaultDataRoot);
+    return root + p.substr(kDataVariable.size());
   }
   std::filesystem::path fp(p);
   if (fp.is_relative() && !relative_to.empty()) return (relative_to / fp).lexically_normal().string();
   return p;
+}
+
+void require_data_file(const YamlSection& s, std::string_view key, std::string_view written,
+                       const std::string& resolved) {
+  if (!written.starts_with(kDataVariable)) return;
+  std::error_code ec;
+  if (std::filesystem::exists(resolved, ec)) return;
+  const char* env = std::getenv("HEADROOM_DATA");
+  const std::string value =
+      env && *env ? fmt::format("HEADROOM_DATA is '{}'", env)
+                  : fmt::format("HEADROOM_DATA is not set, so it is '{}' from the folder headroom runs in, {}",
+                                kDefaultDataRoot, std::filesystem::current_path(ec).string());
+  throw InputError(fmt::format(
+      "{}: key '{}': {}: no such file ({}). The public traces are not part of headroom: the README, section "
+      "\"Public traces and HEADROOM_DATA\", says where to get them and how to point HEADROOM_DATA at them",
+      s.where(s.value(key)), s.key_path(key), resolved, value));
 }
 
 workload::WorkloadSpec read_workload(const YamlSection& s, const std::filesystem::path& relative_to) {
@@ -93,6 +113,7 @@ workload::WorkloadSpec read_workload(const YamlSection& s, const std::filesystem
     t.check_keys({"path", "sort", "skip_bad_rows", "keep_zero_output"});
     workload::TraceSpec trace;
     trace.path = resolve_data_path(t.text("path"), relative_to);
+    require_data_file(t, "path", t.text("path"), trace.path);
     read_trace_options(t, trace.options, true);
     w.trace = trace;
   } else {
@@ -126,6 +147,7 @@ workload::WorkloadSpec read_workload(const YamlSection& s, const std::filesystem
       f.check_keys({"path", "order", "skip_bad_rows", "keep_zero_output"});
       workload::LengthFileSpec lf;
       lf.path = resolve_data_path(f.text("path"), relative_to);
+      require_data_file(f, "path", f.text("path"), lf.path);
       if (f.present("order"))
         lf.order = f.choice("order", {"sequential", "sample"}) == "sample" ? workload::LengthOrder::sample
                                                                          : workload::LengthOrder::sequential;

@@ -14,6 +14,11 @@ namespace headroom::scenario {
 // are taken relative to the scenario file's folder.
 std::string resolve_data_path(std::string_view path, const std::filesystem::path& relative_to);
 
+// Throws InputError at `key` of `s` when `written` starts with "$HEADROOM_DATA" and `resolved`
+// names no file: the message gives the variable's value and the README section on the public data.
+void require_data_file(const YamlSection& s, std::string_view key, std::string_view written,
+                       const std::string& resolved);
+
 workload::WorkloadSpec read_workload(const YamlSection& section, const std::filesystem::path& relative_to);
 
 }  // namespace headroom::scenario

@@ -3,12 +3,14 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include <yaml-cpp/yaml.h>
 
 #include "sim/core/error.hpp"
 #include "sim/scenario/workload_yaml.hpp"
+#include "tests/support/test_data.hpp"
 
 using namespace headroom;
 using namespace headroom::scenario;
@@ -77,19 +79,32 @@ TEST_CASE("workload yaml: synthetic arrivals and lengths") {
   CHECK(w.synthetic->input->max == 32768);
   CHECK(w.synthetic->output->dist == workload::LengthKind::zipf);
   CHECK(w.synthetic->output->exponent == 1.2);
-  auto b = parse(
+  // $HEADROOM_DATA names the data folder; the file must be there when the scenario is read.
+  const std::filesystem::path data = test::temp_dir("workload-data");
+  test::write(data / "sharegpt.csv", "input_length,output_length\n10,20\n");
+  ::setenv("HEADROOM_DATA", data.c_str(), 1);
+  const std::string lengths =
       "workload:\n"
       "  synthetic:\n"
       "    duration_s: 60\n"
       "    arrivals: {process: on_off, rate: 50, on_s: 2, off_s: 8}\n"
-      "    lengths_file: {path: $HEADROOM_DATA/sharegpt.csv, order: sample}\n");
+      "    lengths_file: {path: $HEADROOM_DATA/sharegpt.csv, order: sample}\n";
+  auto b = parse(lengths);
   CHECK(b.synthetic->duration_s == 60);
   CHECK(b.synthetic->arrivals.on_s == 2);
   REQUIRE(b.synthetic->lengths_file);
   CHECK(b.synthetic->lengths_file->order == workload::LengthOrder::sample);
-  const char* env = std::getenv("HEADROOM_DATA");
-  std::string root = env && *env ? env : "../shared/traces";
-  CHECK(b.synthetic->lengths_file->path == root + "/sharegpt.csv");
+  CHECK(b.synthetic->lengths_file->path == data.string() + "/sharegpt.csv");
+
+  // A missing data file names the variable, its value and the README section on the public traces.
+  std::filesystem::remove(data / "sharegpt.csv");
+  CHECK(error(lengths) == "s.yaml:5:26: key 'workload.synthetic.lengths_file.path': " + data.string() +
+                              "/sharegpt.csv: no such file (HEADROOM_DATA is '" + data.string() +
+                              "'). The public traces are not part of headroom: the README, section \"Public traces "
+                              "and HEADROOM_DATA\", says where to get them and how to point HEADROOM_DATA at them");
+  ::unsetenv("HEADROOM_DATA");
+  CHECK_THAT(error(lengths), Catch::Contains("HEADROOM_DATA is not set, so it is '../shared/traces' from the folder "
+                                             "headroom runs in, " + std::filesystem::current_path().string()));
 }
 
 TEST_CASE("workload yaml: bad values name the file, line, column and key") {
