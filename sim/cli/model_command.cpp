@@ -13,6 +13,7 @@
 #include "sim/allocator/caching_allocator.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/out_of_memory.hpp"
 #include "sim/model/model_source.hpp"
 #include "sim/model/catalogue.hpp"
 #include "sim/model/hf_config.hpp"
@@ -271,7 +272,7 @@ void add_model_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--eager", a->eager, "Eager liveness: each layer's input lives until the layer returns");
   cmd->add_flag("--json", a->json, "Print one JSON object instead of the text report");
-  cmd->callback([a] { run_model(*a); });
+  cmd->callback([a] { while_doing(fmt::format("computing the memory facts of model {}", a->model), [&] { run_model(*a); }); });
 }
 
 }  // namespace headroom::cli

@@ -10,6 +10,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/text_file.hpp"
+#include "sim/model/json_text.hpp"
 
 namespace headroom::model {
 
@@ -281,15 +282,7 @@ ModelConfig load_hf_config(const std::filesystem::path& path) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open the model config", file.string()));
   const std::string text = read_text_file(file, "model config");
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {  // parse errors, and numbers out of range (1e400)
-    // e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ..."
-    std::string what = e.what();
-    if (auto cut = what.find("] "); cut != std::string::npos) what = what.substr(cut + 2);
-    throw InputError(fmt::format("{}: not valid JSON: {}", file.string(), what));
-  }
+  const json j = parse_json_text(text, file.string());
   fs::path folder = file.parent_path();
   std::string name = folder.filename().empty() ? file.stem().string() : folder.filename().string();
   return parse_hf_config(j, file.string(), name);

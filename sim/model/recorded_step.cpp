@@ -12,6 +12,7 @@
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/text_file.hpp"
+#include "sim/model/json_text.hpp"
 #include "sim/model/model_source.hpp"
 
 namespace headroom::model {
@@ -60,15 +61,7 @@ RecordedStep read_recorded_step(const fs::path& path) {
                                  "each snapshot)",
                                  path.string()));
   const std::string bytes = read_text_file(path, "step description");
-  json j;
-  try {
-    j = json::parse(bytes);
-  } catch (const json::exception& e) {  // parse errors, and numbers out of range (1e400)
-    // e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ..."
-    std::string what = e.what();
-    if (auto cut = what.find("] "); cut != std::string::npos) what = what.substr(cut + 2);
-    throw InputError(fmt::format("{}: not valid JSON: {}", path.string(), what));
-  }
+  const json j = parse_json_text(bytes, path.string());
   if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object", path.string()));
   static const std::vector<std::string> known = {"format", "model",     "layers", "tp",     "program",
                                                  "tokens", "seqs",      "decode_seqs", "attention", "dtype",

@@ -8,6 +8,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/text_file.hpp"
+#include "sim/core/yaml_load.hpp"
 #include "sim/core/yaml_section.hpp"
 #include "sim/model/model_source.hpp"
 #include "sim/scenario/engine_yaml.hpp"
@@ -17,12 +18,7 @@
 namespace headroom::scenario {
 
 Scenario parse_scenario(const std::string& yaml, const std::string& file, const std::filesystem::path& folder) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("{}:{}:{}: not valid YAML: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
-  }
+  const YAML::Node root = load_yaml(yaml, file);
   if (!root.IsMap()) throw InputError(fmt::format("{}: expected a mapping of keys at the top level", file));
   return parse_scenario(root, file, folder, "");
 }

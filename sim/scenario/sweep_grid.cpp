@@ -11,6 +11,7 @@
 #include "sim/core/did_you_mean.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/text_file.hpp"
+#include "sim/core/yaml_load.hpp"
 #include "sim/core/yaml_section.hpp"
 #include "sim/model/model_source.hpp"
 #include "sim/scenario/policy_yaml.hpp"
@@ -100,12 +101,7 @@ SweepGrid load_sweep_grid(const std::filesystem::path& path) {
   SweepGrid grid;
   grid.file = path.string();
   const std::string text = read_text(path);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("{}:{}:{}: not valid YAML: {}", grid.file, e.mark.line + 1, e.mark.column + 1, e.msg));
-  }
+  const YAML::Node root = load_yaml(text, grid.file);
   if (!root.IsMap()) throw InputError(fmt::format("{}: expected a mapping with 'base' and 'axes'", grid.file));
   const std::filesystem::path folder = path.parent_path();
   YamlSection top(root, grid.file, "");
