@@ -34,7 +34,21 @@ engine::Deployment deployment(const Scenario& sc) {
   return dep;
 }
 
-engine::StartupResult start(const Scenario& sc) { return engine::start_engine(deployment(sc), sc.engine); }
+engine::StartupResult start(const Scenario& sc) {
+  try {
+    return engine::start_engine(deployment(sc), sc.engine);
+  } catch (const engine::EngineConfigError& e) {
+    throw located(sc, e);
+  }
+}
+
+policy::PolicyStart start_policy(const Scenario& sc, const policy::PolicySpec& spec, const engine::Deployment& dep) {
+  try {
+    return policy::make_policy(spec)->start(dep, sc.engine);
+  } catch (const engine::EngineConfigError& e) {
+    throw located(sc, e);
+  }
+}
 
 engine::ServingResult serve(const Scenario& sc, engine::StartupResult& st,
                             const std::function<void(const engine::RequestRecord&)>& on_request,

@@ -49,6 +49,7 @@ void apply(Scenario& sc, const Axis& axis, std::size_t v, const YamlSection& axe
   const std::string& text = axis.texts[v];
   if (axis.knob) {
     set_knob(sc, axis.name, axes.number(axis.name, node, false));
+    sc.engine_knob_place[axis.name] = fmt::format("{}: key '{}'", axes.where(node), axes.key_path(axis.name));
   } else if (axis.name == "policy") {
     sc.policy = axis.policies[v];
   } else if (axis.name == "gpu") {
@@ -201,10 +202,9 @@ SweepGrid load_sweep_grid(const std::filesystem::path& path) {
       }
     }
     try {
-      engine::validate_deployment(deployment(p.scenario));
+      check_engine(p.scenario);  // the engine's own checks, as for any scenario, at each point
     } catch (const InputError& e) {
-      throw InputError(fmt::format("{}: point {} ({}): {}", grid.file, index, where,
-                                   e.what()));
+      throw InputError(fmt::format("{}: point {} ({}): {}", grid.file, index, where, e.what()));
     }
     p.id = fmt::format("{:016x}", fnv1a64(key));
     if (!ids.insert(p.id).second)
