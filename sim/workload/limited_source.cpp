@@ -10,9 +10,11 @@
 
 namespace headroom::workload {
 
-LimitedSource::LimitedSource(std::unique_ptr<RequestSource> inner, std::string what, bool allow_large)
+LimitedSource::LimitedSource(std::unique_ptr<RequestSource> inner, std::string what, bool allow_large,
+                             std::string allow_large_how)
     : inner_(std::move(inner)),
       what_(std::move(what)),
+      allow_large_how_(std::move(allow_large_how)),
       max_requests_(allow_large ? std::numeric_limits<std::uint64_t>::max() : limits::kMaxRequests),
       max_arrival_s_(allow_large ? limits::kMaxArrivalS : limits::kMaxDurationS) {}
 
@@ -26,19 +28,17 @@ bool LimitedSource::next(Request& r) {
 
 void LimitedSource::refuse(const Request& r) const {
   if (emitted_ > max_requests_)
-    throw InputError(fmt::format("{}: more than {} requests, above the limit for one workload (docs/limits.md); set "
-                                 "workload.allow_large: true to run it anyway, or cap it with "
-                                 "transforms.max_requests",
-                                 what_, max_requests_));
+    throw InputError(fmt::format("{}: more than {} requests, above the limit for one workload (docs/limits.md); {} "
+                                 "to run it anyway, or cap it with transforms.max_requests",
+                                 what_, max_requests_, allow_large_how_));
   if (!std::isfinite(r.arrival_s) || r.arrival_s < 0)
     throw InputError(fmt::format("{}: request {} arrives at {} s, not a finite time (check the arrival rate and the "
                                  "time transforms)",
                                  what_, r.id, r.arrival_s));
   if (max_arrival_s_ < limits::kMaxArrivalS)
     throw InputError(fmt::format("{}: request {} arrives at {} s, after the limit of {} s (30 days) of arrivals "
-                                 "(docs/limits.md); set workload.allow_large: true to run it anyway, or cut it with "
-                                 "transforms.window",
-                                 what_, r.id, r.arrival_s, limits::kMaxDurationS));
+                                 "(docs/limits.md); {} to run it anyway, or cut it with transforms.window",
+                                 what_, r.id, r.arrival_s, limits::kMaxDurationS, allow_large_how_));
   throw InputError(fmt::format("{}: request {} arrives at {} s, after the limit of {} s for any arrival "
                                "(docs/limits.md; check the arrival rate and the time transforms)",
                                what_, r.id, r.arrival_s, limits::kMaxArrivalS));

@@ -13,8 +13,9 @@ namespace headroom::workload {
 class LimitedSource : public RequestSource {
  public:
   // `what` names the workload in errors (a trace's path, "synthetic workload"); `allow_large`
-  // lifts the request and duration caps.
-  LimitedSource(std::unique_ptr<RequestSource> inner, std::string what, bool allow_large);
+  // lifts the request and duration caps, and `allow_large_how` says how in their errors.
+  LimitedSource(std::unique_ptr<RequestSource> inner, std::string what, bool allow_large,
+                std::string allow_large_how = "set workload.allow_large: true");
   bool next(Request& r) override;
   SourceStats stats() const override { return inner_->stats(); }
 
@@ -22,6 +23,7 @@ class LimitedSource : public RequestSource {
   [[noreturn]] void refuse(const Request& r) const;
   std::unique_ptr<RequestSource> inner_;
   std::string what_;
+  std::string allow_large_how_;
   std::uint64_t max_requests_;
   double max_arrival_s_;
   std::uint64_t emitted_ = 0;

@@ -84,7 +84,7 @@ std::unique_ptr<RequestSource> make_source(const WorkloadSpec& spec) {
   if (t.max_requests) source = std::make_unique<MaxRequests>(std::move(source), *t.max_requests);
   return std::make_unique<LimitedSource>(std::move(source), spec.trace ? spec.trace->path
                                          : spec.where.empty() ? "synthetic workload" : spec.where,
-                                         spec.allow_large);
+                                         spec.allow_large, spec.allow_large_how);
 }
 
 }  // namespace headroom::workload
