@@ -1,9 +1,11 @@
 // Fuzz target: a Hugging Face config.json (load_hf_config on a file, as `model: name: path/` reads
 // it): the JSON parse and every key's type and range checks, then the figures derived from the
-// model (KV bytes per token, weight bytes) that a scenario computes next.
+// model (KV bytes per token, weight bytes) that a scenario computes next. Property: within the
+// limits of model_limits.hpp no size wraps (a parameter count is positive, bytes cover it).
 #include <cstddef>
 #include <cstdint>
 
+#include "fuzz/support/finding.hpp"
 #include "fuzz/support/scratch_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/model/hf_config.hpp"
@@ -15,10 +17,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto file = headroom::fuzz::scratch().write("config.json", headroom::fuzz::as_text(data, size));
     const headroom::model::ModelConfig config = headroom::model::load_hf_config(file);
     using headroom::model::Engine;
-    for (Engine engine : {Engine::vllm, Engine::sglang, Engine::lightllm})
-      (void)headroom::model::kv_layout(config, engine, headroom::model::KvCacheDtype::model);
-    (void)headroom::model::parameter_count(config);
-    (void)headroom::model::model_weights(config);
+    for (Engine engine : {Engine::vllm, Engine::sglang, Engine::lightllm}) {
+      const auto kv = headroom::model::kv_layout(config, engine, headroom::model::KvCacheDtype::model);
+      headroom::fuzz::require(kv.bytes_per_token >= kv.bytes_per_token_per_layer, "KV bytes per token wrapped");
+    }
+    const std::int64_t parameters = headroom::model::parameter_count(config);
+    headroom::fuzz::require(parameters > 0, "the parameter count is not positive");
+    const auto weights = headroom::model::model_weights(config);
+    headroom::fuzz::require(weights.bytes >= static_cast<std::uint64_t>(weights.parameters), "weight bytes wrapped");
   } catch (const headroom::InputError&) {
   }
   return 0;

@@ -15,7 +15,8 @@ namespace headroom::alloc::pickle {
 // ---- Tree -------------------------------------------------------------------------------------
 
 NodeId Tree::add(Node node) {
-  if (nodes_.size() >= std::numeric_limits<NodeId>::max()) throw InputError("pickle: too many values");
+  if (nodes_.size() >= limits_.values)
+    throw TreeFull(fmt::format("more than {} values, above the limit for a snapshot (docs/limits.md)", limits_.values));
   nodes_.push_back(node);
   return static_cast<NodeId>(nodes_.size() - 1);
 }
@@ -32,9 +33,19 @@ NodeId Tree::add_text(Kind kind, std::string_view bytes) {
   return add(n);
 }
 
-NodeId Tree::add_container(Kind kind) {
-  containers_.emplace_back();
-  return add(Node{kind, false, 0, containers_.size() - 1});
+NodeId Tree::add_container(Kind kind) { return add(Node{kind, false, 0, kNoItems}); }
+
+void Tree::append(NodeId container, NodeId item) {
+  if (++items_ > limits_.items)
+    throw TreeFull(fmt::format("more than {} items in lists and dicts, above the limit for a snapshot "
+                               "(docs/limits.md)",
+                               limits_.items));
+  std::uint64_t& index = nodes_[container].payload;
+  if (index == kNoItems) {  // the first item: only now does the container get its own vector
+    index = containers_.size();
+    containers_.emplace_back();
+  }
+  containers_[index].push_back(item);
 }
 
 std::optional<std::int64_t> Tree::int64(NodeId id) const {
@@ -59,7 +70,11 @@ std::string_view Tree::text(NodeId id) const {
   return std::string_view(chars_).substr(n.payload, n.length);
 }
 
-std::span<const NodeId> Tree::items(NodeId id) const { return containers_[nodes_[id].payload]; }
+std::span<const NodeId> Tree::items(NodeId id) const {
+  const std::uint64_t index = nodes_[id].payload;
+  if (index == kNoItems) return {};
+  return containers_[index];
+}
 
 std::optional<NodeId> Tree::find(NodeId dict, std::string_view key) const {
   auto kv = items(dict);
@@ -218,15 +233,20 @@ bool valid_utf8(std::string_view s) {
 
 class Unpickler {
  public:
-  Unpickler(std::string_view data, const std::string& where) : data_(data), where_(where) {}
+  Unpickler(std::string_view data, const std::string& where, const ParseLimits& limits)
+      : data_(data), where_(where), limits_(limits), tree_(limits) {}
 
   Tree run() {
-    while (true) {
-      op_pos_ = pos_;
-      if (pos_ >= data_.size()) truncated(1, "the next opcode");
-      auto op = static_cast<unsigned char>(data_[pos_++]);
-      op_ = op;
-      if (step(op)) break;
+    try {
+      while (true) {
+        op_pos_ = pos_;
+        if (pos_ >= data_.size()) truncated(1, "the next opcode");
+        auto op = static_cast<unsigned char>(data_[pos_++]);
+        op_ = op;
+        if (step(op)) break;
+      }
+    } catch (const TreeFull& e) {
+      fail(op_pos_, e.what());
     }
     if (pos_ != data_.size()) {
       const std::size_t extra = data_.size() - pos_;
@@ -271,7 +291,14 @@ class Unpickler {
     return out;
   }
 
-  void push(NodeId id) { stack_.push_back(id); }
+  void push(NodeId id) {
+    if (stack_.size() >= limits_.values) too_many("values on the pickle's stack", limits_.values);
+    stack_.push_back(id);
+  }
+  [[noreturn]] void too_many(const char* what, std::size_t limit) const {
+    fail(op_pos_, fmt::format("{}: more than {} {}, above the limit for a snapshot (docs/limits.md)", op_name(op_),
+                              limit, what));
+  }
   NodeId pop() {
     if (stack_.size() <= floor()) malformed("with nothing on the stack to take");
     NodeId v = stack_.back();
@@ -319,17 +346,22 @@ class Unpickler {
     stack_.resize(from);
     return c;
   }
-  // The memo: Python's pickler numbers entries 0, 1, 2, ..., so they live in a vector; an index
-  // beyond what the input's size allows (hostile LONG_BINPUT 4000000000) goes to a hash map
+  // The memo: Python's pickler numbers entries 0, 1, 2, ..., so they live in a vector that grows by
+  // one a new entry; any other index (hostile LONG_BINPUT 4000000000) goes to a small hash map
   // instead of growing the vector.
   static constexpr NodeId kUnset = std::numeric_limits<NodeId>::max();
   void memo_put(std::uint64_t index) {
     const NodeId v = top();
-    if (index <= data_.size()) {
-      if (index >= memo_dense_.size()) memo_dense_.resize(static_cast<std::size_t>(index) + 1, kUnset);
+    if (index <= memo_dense_.size()) {
+      if (index == memo_dense_.size()) {
+        if (index >= limits_.values) too_many("memo entries", limits_.values);
+        memo_dense_.push_back(kUnset);
+      }
       if (memo_dense_[index] == kUnset) ++memo_count_;
       memo_dense_[index] = v;
     } else {
+      if (memo_sparse_.size() >= limits_.sparse_memo && !memo_sparse_.count(index))
+        too_many("memo entries out of Python's order", limits_.sparse_memo);
       if (memo_sparse_.emplace(index, v).second) ++memo_count_;
       else memo_sparse_[index] = v;
     }
@@ -410,7 +442,10 @@ class Unpickler {
       case STOP:
         tree_.set_root(pop());
         return true;
-      case MARK: marks_.push_back(stack_.size()); return false;
+      case MARK:
+        if (marks_.size() >= limits_.values) too_many("open MARKs", limits_.values);
+        marks_.push_back(stack_.size());
+        return false;
       case POP: pop(); return false;
       case POP_MARK: stack_.resize(pop_mark()); return false;
       case DUP: push(top()); return false;
@@ -556,6 +591,7 @@ class Unpickler {
 
   std::string_view data_;
   const std::string& where_;
+  ParseLimits limits_;
   std::size_t pos_ = 0;
   std::size_t op_pos_ = 0;
   unsigned char op_ = 0;
@@ -569,6 +605,8 @@ class Unpickler {
 
 }  // namespace
 
-Tree parse(std::string_view bytes, const std::string& where) { return Unpickler(bytes, where).run(); }
+Tree parse(std::string_view bytes, const std::string& where, const ParseLimits& limits) {
+  return Unpickler(bytes, where, limits).run();
+}
 
 }  // namespace headroom::alloc::pickle

@@ -3,9 +3,13 @@
 #include <fstream>
 #include <iterator>
 
+#include <fmt/format.h>
+
 #include "sim/allocator/pickle_reader.hpp"
 #include "sim/allocator/snapshot_detail.hpp"
+#include "sim/allocator/snapshot_limits.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/out_of_memory.hpp"
 
 namespace headroom::alloc {
 
@@ -37,16 +41,25 @@ Snapshot read_snapshot_pickle(const std::string& bytes, const std::string& where
   return snapshot_from_tree(pickle::parse(bytes, where), where, TreeSource::Pickle);
 }
 
-Snapshot read_snapshot(const std::filesystem::path& path) {
+namespace {
+
+Snapshot read_snapshot_file(const std::filesystem::path& path) {
   const std::string where = path.string();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw InputError(where + (std::filesystem::exists(path, ec) ? ": not a regular file" : ": no such file"));
   }
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > limits::kMaxSnapshotBytes)
+    throw InputError(fmt::format("{}: the snapshot is {} ({} bytes), above the limit of {} for one (docs/limits.md)",
+                                 where, format_bytes(size), size, format_bytes(limits::kMaxSnapshotBytes)));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(where + ": cannot open for reading");
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw InputError(where + ": read failed");
+  if (bytes.size() > limits::kMaxSnapshotBytes)  // it grew after it was measured
+    throw InputError(fmt::format("{}: the snapshot is larger than the limit of {} for one (docs/limits.md)", where,
+                                 format_bytes(limits::kMaxSnapshotBytes)));
 
   // A pickle of protocol 2 or later starts with the PROTO opcode (0x80); _dump_snapshot writes
   // one. The JSON form starts with '{' (an array is let through to get a precise message).
@@ -63,6 +76,12 @@ Snapshot read_snapshot(const std::filesystem::path& path) {
   throw InputError(where +
                    ": not a PyTorch memory snapshot (expected a pickle from torch.cuda.memory._dump_snapshot() "
                    "or its JSON form)");
+}
+
+}  // namespace
+
+Snapshot read_snapshot(const std::filesystem::path& path) {
+  return while_doing(fmt::format("reading the snapshot {}", path.string()), [&] { return read_snapshot_file(path); });
 }
 
 }  // namespace headroom::alloc

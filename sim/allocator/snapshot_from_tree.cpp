@@ -1,5 +1,6 @@
 #include "sim/allocator/snapshot_detail.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include <fmt/format.h>
@@ -36,6 +37,7 @@ class Mapper {
     for (std::size_t i = 0; i < seg_items.size(); ++i) {
       s.segments.push_back(segment(seg_items[i], fmt::format("segments[{}]", i)));
     }
+    check_no_overlap(s.segments);
     if (auto traces = t_.find(root, "device_traces")) {
       auto devices = list(*traces, "device_traces");
       s.device_traces.resize(devices.size());
@@ -154,6 +156,26 @@ class Mapper {
   }
 
   // ---- snapshot parts -------------------------------------------------------------------------
+  // Segments are cudaMalloc'd (or reserved) address ranges: on one device they never share a byte,
+  // and a replay of two that did would double-count memory.
+  void check_no_overlap(const std::vector<SnapshotSegment>& segments) const {
+    std::vector<std::size_t> order(segments.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      const SnapshotSegment &x = segments[a], &y = segments[b];
+      return x.device != y.device ? x.device < y.device : x.address != y.address ? x.address < y.address : a < b;
+    });
+    for (std::size_t k = 1; k < order.size(); ++k) {
+      const SnapshotSegment &prev = segments[order[k - 1]], &cur = segments[order[k]];
+      if (prev.device != cur.device || cur.address - prev.address >= prev.total_size) continue;
+      fail(fmt::format("segments[{}]", order[k]),
+           fmt::format("the segment at 0x{:x} ({} bytes, device {}) overlaps segments[{}] at 0x{:x} ({} bytes, to "
+                       "0x{:x}); segments of one device never share an address",
+                       cur.address, cur.total_size, cur.device, order[k - 1], prev.address, prev.total_size,
+                       prev.address + prev.total_size));
+    }
+  }
+
   SnapshotSegment segment(NodeId id, const std::string& path) {
     dict(id, path);
     SnapshotSegment s;
@@ -164,6 +186,9 @@ class Mapper {
     s.device = static_cast<int>(device);
     s.address = handle(need(id, "address", path), field(path, "address"));
     s.total_size = bytes(need(id, "total_size", path), field(path, "total_size"));
+    if (s.total_size > ~Address{0} - s.address)
+      fail(field(path, "total_size"), fmt::format("{} bytes from 0x{:x} run past the end of the 64-bit address space",
+                                                  s.total_size, s.address));
     s.allocated_size = bytes(need(id, "allocated_size", path), field(path, "allocated_size"));
     s.active_size = bytes(need(id, "active_size", path), field(path, "active_size"));
     s.stream = handle(need(id, "stream", path), field(path, "stream"));

@@ -149,7 +149,11 @@ ojson settings_json(const AllocatorSettingsRecord& r) {
 
 Snapshot read_snapshot_json(const std::string& text, const std::string& where) {
   TreeBuilder builder;
-  if (!nlohmann::json::sax_parse(text, &builder)) json_syntax_error(text, where, builder);
+  try {
+    if (!nlohmann::json::sax_parse(text, &builder)) json_syntax_error(text, where, builder);
+  } catch (const pickle::TreeFull& e) {
+    throw InputError(fmt::format("{}: {}", where, e.what()));
+  }
   return snapshot_from_tree(builder.tree, where, TreeSource::Json);
 }
 

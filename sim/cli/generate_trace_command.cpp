@@ -14,6 +14,7 @@
 #include "sim/core/error.hpp"
 #include "sim/workload/azure_csv_writer.hpp"
 #include "sim/workload/make_source.hpp"
+#include "sim/workload/workload_limits.hpp"
 #include "sim/workload/workload_spec.hpp"
 
 namespace headroom::cli {
@@ -30,6 +31,7 @@ struct GenerateTraceArgs {
   double output_mean = 200, output_cv = 1;
   workload::Tokens output_max = 2048;
   std::string out;
+  bool allow_large = false;
 };
 
 workload::LengthSpec lognormal(double mean, double cv, workload::Tokens max) {
@@ -43,8 +45,23 @@ workload::LengthSpec lognormal(double mean, double cv, workload::Tokens max) {
 }
 
 void generate_trace(const GenerateTraceArgs& a) {
+  namespace lim = workload::limits;
+  if (!(a.rate >= lim::kMinRate && a.rate <= lim::kMaxRate))
+    throw InputError(fmt::format("--rate: expected a rate from {:g} to {:g} requests per second (docs/limits.md), got {}",
+                                 lim::kMinRate, lim::kMaxRate, a.rate));
+  if (!a.allow_large && a.requests > lim::kMaxRequests)
+    throw InputError(fmt::format("--requests: {} is above the limit of {} for one workload (docs/limits.md); add "
+                                 "--allow-large to write them anyway",
+                                 a.requests, lim::kMaxRequests));
+  if (!a.allow_large && static_cast<double>(a.requests) / a.rate > lim::kMaxDurationS)
+    throw InputError(fmt::format("--requests {} at --rate {:g} span about {:.0f} s, above the limit of {:.0f} s (30 "
+                                 "days) for one workload (docs/limits.md); add --allow-large to write them anyway",
+                                 a.requests, a.rate, static_cast<double>(a.requests) / a.rate, lim::kMaxDurationS));
   workload::WorkloadSpec spec;
   spec.seed = a.seed;
+  spec.allow_large = a.allow_large;
+  spec.where = "generate-trace";
+  spec.allow_large_how = "add --allow-large";
   workload::SyntheticSpec syn;
   syn.arrivals.process = workload::ArrivalKind::poisson;
   syn.arrivals.rate = a.rate;
@@ -79,6 +96,8 @@ void add_generate_trace_command(CLI::App& app) {
   cmd->add_option("--output-cv", args->output_cv, "Coefficient of variation of output tokens")->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->add_option("--output-max", args->output_max, "Longest output")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("-o,--output", args->out, "Trace file to write")->required();
+  cmd->add_flag("--allow-large", args->allow_large,
+                "Lift the caps on requests (10 million) and span (30 days) of docs/limits.md");
   cmd->callback([args] { generate_trace(*args); });
 }
 

@@ -1,5 +1,6 @@
 // headroom: a discrete-event simulator of GPU memory in LLM serving engines.
-// Exit codes: 0 success, 2 bad input (the message names the file, field or flag), 1 internal error.
+// Exit codes: 0 success, 2 bad input (the message names the file, field or flag; also running out of
+// memory on an input too large for the machine), 1 internal error.
 #include <algorithm>
 #include <cstdio>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/core/did_you_mean.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/out_of_memory.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"headroom: GPU memory of LLM serving engines, simulated to the byte"};
@@ -46,6 +48,11 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   } catch (const headroom::InputError& e) {
     fmt::print(stderr, "headroom: error: {}\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {  // a step that names itself throws OutOfMemory (an InputError) instead
+    std::string command = "headroom";
+    for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
+    fmt::print(stderr, "headroom: error: {}\n", headroom::OutOfMemory(fmt::format("running '{}'", command)).what());
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "headroom: internal error: {}\n", e.what());

@@ -13,10 +13,12 @@
 #include "sim/allocator/caching_allocator.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/out_of_memory.hpp"
 #include "sim/model/model_source.hpp"
 #include "sim/model/catalogue.hpp"
 #include "sim/model/hf_config.hpp"
 #include "sim/model/kv_layout.hpp"
+#include "sim/model/model_limits.hpp"
 #include "sim/model/program_runner.hpp"
 #include "sim/model/step_program.hpp"
 #include "sim/model/weights.hpp"
@@ -65,8 +67,9 @@ Measured measure(const model::AllocationProgram& program) {
   return m;
 }
 
-void require_positive(std::int64_t value, const char* flag) {
+void require_positive(std::int64_t value, const char* flag, std::int64_t limit) {
   if (value < 1) throw InputError(fmt::format("{}: expected at least 1, got {}", flag, value));
+  if (value > limit) throw InputError(fmt::format("{}: {} is above the limit of {} (docs/limits.md)", flag, value, limit));
 }
 
 std::string layer_kind(const model::ModelConfig& m, int layer) {
@@ -92,11 +95,11 @@ std::string count_text(std::int64_t n, const char* one, const char* many) {
 }
 
 void run_model(const ModelArgs& a) {
-  require_positive(a.tokens, "--tokens");
-  require_positive(a.seqs, "--seqs");
-  require_positive(a.tp, "--tp");
-  require_positive(a.moe_chunk, "--moe-chunk");
-  require_positive(a.decode_out_rows, "--decode-out-rows");
+  require_positive(a.tokens, "--tokens", model::limits::kMaxStepTokens);
+  require_positive(a.seqs, "--seqs", model::limits::kMaxStepSeqs);
+  require_positive(a.tp, "--tp", model::limits::kMaxTensorParallel);
+  require_positive(a.moe_chunk, "--moe-chunk", model::limits::kMaxStepTokens);
+  require_positive(a.decode_out_rows, "--decode-out-rows", model::limits::kMaxStepSeqs);
   model::Engine engine = model::parse_engine(a.engine, "--engine");
   model::KvCacheDtype kv_dtype = model::parse_kv_cache_dtype(a.kv_dtype, "--kv-dtype");
   model::SamplerOptions sampler;
@@ -271,7 +274,7 @@ void add_model_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--eager", a->eager, "Eager liveness: each layer's input lives until the layer returns");
   cmd->add_flag("--json", a->json, "Print one JSON object instead of the text report");
-  cmd->callback([a] { run_model(*a); });
+  cmd->callback([a] { while_doing(fmt::format("computing the memory facts of model {}", a->model), [&] { run_model(*a); }); });
 }
 
 }  // namespace headroom::cli

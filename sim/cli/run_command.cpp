@@ -93,7 +93,7 @@ void run(const RunArgs& a) {
 
   engine::Deployment dep = scenario::deployment(sc);
   dep.check_allocator_each_operation = a.check;  // from the first weight tensor on
-  policy::PolicyStart started = policy::make_policy(sc.policy)->start(dep, sc.engine);
+  policy::PolicyStart started = scenario::start_policy(sc, sc.policy, dep);
   engine::StartupResult& st = started.startup;
   if (!a.json) {
     print_startup(sc, st);

@@ -19,6 +19,7 @@
 #include "sim/cli/whole_number.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/out_of_memory.hpp"
 #include "sim/scenario/sweep.hpp"
 
 namespace headroom::cli {
@@ -173,6 +174,10 @@ void add_sweep_command(CLI::App& app) {
     } catch (const InputError& e) {
       if (ranks.rank() == 0) fmt::print(stderr, "headroom: error: {}\n", e.what());
       else fmt::print(stderr, "headroom: error (rank {}): {}\n", ranks.rank(), e.what());
+      ranks.abort(2);
+    } catch (const std::bad_alloc&) {
+      fmt::print(stderr, "headroom: error (rank {}): {}\n", ranks.rank(),
+                 OutOfMemory("running 'headroom sweep'").what());
       ranks.abort(2);
     } catch (const std::exception& e) {
       fmt::print(stderr, "headroom: internal error (rank {}): {}\n", ranks.rank(), e.what());

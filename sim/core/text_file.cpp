@@ -3,11 +3,12 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/core/out_of_memory.hpp"
+#include "sim/core/units.hpp"
 
 namespace headroom {
 
@@ -61,18 +62,38 @@ void check_utf8_text(std::string_view text, const std::string& name) {
                                name, line, column, static_cast<unsigned char>(text[*bad])));
 }
 
-std::string read_text_file(const std::filesystem::path& path, std::string_view what) {
+void throw_too_large(const std::string& name, std::string_view what, std::uint64_t size, std::uint64_t max_bytes,
+                     bool at_least) {
+  throw InputError(fmt::format("{}: the {} is {}{} ({} bytes), above the limit of {} for one (docs/limits.md)", name,
+                               what, at_least ? "more than " : "", format_bytes(size), size, format_bytes(max_bytes)));
+}
+
+std::string read_text_file(const std::filesystem::path& path, std::string_view what, std::uint64_t max_bytes) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (!fs::exists(st)) throw InputError(fmt::format("{}: no such file (the {} to read)", path.string(), what));
   if (fs::is_directory(st))
     throw InputError(fmt::format("{}: is a folder; expected the {} file", path.string(), what));
+  if (fs::is_regular_file(st)) {
+    const std::uintmax_t size = fs::file_size(path, ec);
+    if (!ec && size > max_bytes) throw_too_large(path.string(), what, size, max_bytes);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open the {} ({})", path.string(), what, std::strerror(errno)));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  std::string text = buf.str();
+  // Read in chunks up to the limit: a device or a pipe has no size to check first, and a file
+  // may grow after it was measured.
+  std::string text;
+  char chunk[1 << 16];
+  while_doing(fmt::format("reading the {} {}", what, path.string()), [&] {
+    while (in) {
+      in.read(chunk, sizeof chunk);
+      const auto got = static_cast<std::size_t>(in.gcount());
+      if (text.size() + got > max_bytes) throw_too_large(path.string(), what, max_bytes, max_bytes, true);
+      text.append(chunk, got);
+    }
+  });
+  if (in.bad()) throw InputError(fmt::format("{}: cannot read the {} ({})", path.string(), what, std::strerror(errno)));
   if (text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);  // a UTF-8 byte-order mark: allowed, meaningless
   check_utf8_text(text, path.string());
   return text;

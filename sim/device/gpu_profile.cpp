@@ -14,6 +14,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/text_file.hpp"
+#include "sim/core/yaml_load.hpp"
 #include "sim/device/builtin_profiles.hpp"
 #include "sim/core/did_you_mean.hpp"
 #include "sim/core/yaml_section.hpp"
@@ -72,12 +73,7 @@ std::string lower(std::string_view s) {
 }  // namespace
 
 GpuProfile parse_gpu_profile(std::string_view yaml, const std::string& file) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml));
-  } catch (const YAML::ParserException& e) {
-    throw InputError(fmt::format("{}:{}:{}: not valid YAML: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
-  }
+  const YAML::Node root = load_yaml(yaml, file);
   if (!root.IsMap()) throw InputError(fmt::format("{}: expected a mapping of keys at the top level", file));
   Section top(root, file, "");
   top.check_keys({"name", "vendor", "source", "source_note", "memory", "bandwidth_bytes_per_s",

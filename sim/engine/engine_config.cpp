@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "sim/core/error.hpp"
+#include "sim/engine/engine_limits.hpp"
 #include "sim/model/tensor_parallel.hpp"
 
 namespace headroom::engine {
@@ -21,18 +22,46 @@ std::string lower(std::string_view text) {
 }
 
 void require_at_least(std::string_view engine, std::string_view field, std::int64_t value, std::int64_t least) {
-  if (value < least) throw InputError(fmt::format("{} {}: expected at least {}, got {}", engine, field, least, value));
+  if (value < least)
+    throw EngineConfigError(std::string(field), fmt::format("{} {}: expected at least {}, got {}", engine, field, least, value));
+}
+
+// The limits of engine_limits.hpp (docs/limits.md).
+void require_at_most(std::string_view engine, std::string_view field, std::int64_t value, std::int64_t most) {
+  if (value > most)
+    throw EngineConfigError(std::string(field), fmt::format("{} {}: {} is above the limit of {} (docs/limits.md)", engine,
+                                                            field, value, most));
+}
+
+void require_range(std::string_view engine, std::string_view field, std::int64_t value, std::int64_t least,
+                   std::int64_t most) {
+  require_at_least(engine, field, value, least);
+  require_at_most(engine, field, value, most);
+}
+
+// The KV layout the engine would use: an InputError for a dtype the model cannot use names the knob.
+model::KvLayout checked_kv_layout(const Deployment& d, model::Engine engine, model::KvCacheDtype dtype, int tp) {
+  try {
+    return model::kv_layout(d.model, engine, dtype, tp);
+  } catch (const EngineConfigError&) {
+    throw;
+  } catch (const InputError& e) {
+    throw EngineConfigError("kv_cache_dtype", e.what());
+  }
 }
 
 void require_fraction(std::string_view engine, std::string_view field, double value) {
   if (!(value > 0.0 && value <= 1.0))
-    throw InputError(fmt::format("{} {}: expected a value in (0, 1], got {}", engine, field, value));
+    throw EngineConfigError(std::string(field), fmt::format("{} {}: expected a value in (0, 1], got {}", engine, field, value));
 }
 
 void require_sizes(std::string_view engine, std::string_view field, const std::vector<int>& sizes) {
-  if (sizes.empty()) throw InputError(fmt::format("{} {}: expected at least one batch size", engine, field));
+  if (sizes.empty())
+    throw EngineConfigError(std::string(field), fmt::format("{} {}: expected at least one batch size", engine, field));
   for (int s : sizes)
-    if (s < 1) throw InputError(fmt::format("{} {}: expected batch sizes of at least 1, got {}", engine, field, s));
+    if (s < 1)
+      throw EngineConfigError(std::string(field),
+                              fmt::format("{} {}: expected batch sizes of at least 1, got {}", engine, field, s));
 }
 
 // Sorted ascending without repeats, as the engines keep their capture lists.
@@ -152,10 +181,10 @@ std::vector<FilledDefault> resolve(VllmConfig& c, const Deployment& d) {
                       d.model.is_mla() ? "vLLM's MLA backend on Hopper" : "vLLM's default on CUDA"});
   }
   if (c.mla_decode_out != model::DecodeOutBuffer::transient && !d.model.is_mla())
-    throw InputError(fmt::format("vllm mla_decode_out: '{}' applies to MLA models only, and model '{}' is not one",
+    throw EngineConfigError("mla_decode_out", fmt::format("vllm mla_decode_out: '{}' applies to MLA models only, and model '{}' is not one",
                                  model::decode_out_buffer_name(c.mla_decode_out), d.model.name));
   if (is_mla_backend(*c.attention_backend) != d.model.is_mla())
-    throw InputError(fmt::format("vllm attention_backend: {} is {} backend, but model '{}' {}",
+    throw EngineConfigError("attention_backend", fmt::format("vllm attention_backend: {} is {} backend, but model '{}' {}",
                                  vllm_attention_backend_name(*c.attention_backend),
                                  is_mla_backend(*c.attention_backend) ? "an MLA" : "a multi-head attention",
                                  d.model.name, d.model.is_mla() ? "uses MLA" : "has no MLA"));
@@ -183,19 +212,19 @@ std::vector<FilledDefault> resolve(VllmConfig& c, const Deployment& d) {
     c.max_num_seqs = batch.max_num_seqs;
     filled.push_back({"max_num_seqs", std::to_string(batch.max_num_seqs), batch_why});
   }
-  require_at_least("vllm", "max_num_seqs", *c.max_num_seqs, 1);
-  require_at_least("vllm", "max_num_batched_tokens", *c.max_num_batched_tokens, 1);
+  require_range("vllm", "max_num_seqs", *c.max_num_seqs, 1, limits::kMaxRunningRequests);
+  require_range("vllm", "max_num_batched_tokens", *c.max_num_batched_tokens, 1, limits::kMaxBatchTokens);
   if (*c.max_num_batched_tokens < *c.max_num_seqs)
-    throw InputError(fmt::format("vllm max_num_batched_tokens: {} must be at least max_num_seqs ({})",
+    throw EngineConfigError("max_num_batched_tokens", fmt::format("vllm max_num_batched_tokens: {} must be at least max_num_seqs ({})",
                                  *c.max_num_batched_tokens, *c.max_num_seqs));
 
   if (!c.max_model_len) {
     c.max_model_len = d.model.max_position;
     filled.push_back({"max_model_len", std::to_string(d.model.max_position), "the model's max_position_embeddings"});
   }
-  require_at_least("vllm", "max_model_len", *c.max_model_len, 1);
+  require_range("vllm", "max_model_len", *c.max_model_len, 1, limits::kMaxContextTokens);
   if (*c.max_model_len > d.model.max_position)
-    throw InputError(fmt::format("vllm max_model_len: {} is above the model's max_position_embeddings ({})",
+    throw EngineConfigError("max_model_len", fmt::format("vllm max_model_len: {} is above the model's max_position_embeddings ({})",
                                  *c.max_model_len, d.model.max_position));
 
   require_at_least("vllm", "num_speculative_tokens", c.num_speculative_tokens, 0);
@@ -214,8 +243,20 @@ std::vector<FilledDefault> resolve(VllmConfig& c, const Deployment& d) {
   }
   if (c.kv_cache_memory_bytes)
     require_at_least("vllm", "kv_cache_memory_bytes", static_cast<std::int64_t>(*c.kv_cache_memory_bytes), 1);
-  if (c.num_gpu_blocks_override) require_at_least("vllm", "num_gpu_blocks_override", *c.num_gpu_blocks_override, 1);
-  model::kv_layout(d.model, model::Engine::vllm, c.kv_cache_dtype, d.tp);  // throws for a dtype the model cannot use
+  if (c.num_gpu_blocks_override)
+    require_range("vllm", "num_gpu_blocks_override", *c.num_gpu_blocks_override, 1, limits::kMaxKvBlocks);
+  // Throws for a dtype the model cannot use.
+  const model::KvLayout layout = checked_kv_layout(d, model::Engine::vllm, c.kv_cache_dtype, d.tp);
+  if (c.kv_cache_memory_bytes && !c.num_gpu_blocks_override) {
+    const Bytes page = model::vllm_page_size_bytes(layout, *c.block_size);
+    const Bytes blocks =
+        page == 0 || layout.layers <= 0 ? 0 : *c.kv_cache_memory_bytes / page / static_cast<Bytes>(layout.layers);
+    if (blocks > static_cast<Bytes>(limits::kMaxKvBlocks))
+      throw EngineConfigError("kv_cache_memory_bytes",
+                              fmt::format("vllm kv_cache_memory_bytes: {} gives {} KV blocks of {} tokens, above the "
+                                          "limit of {} (docs/limits.md); raise block_size or give less memory",
+                                          *c.kv_cache_memory_bytes, blocks, *c.block_size, limits::kMaxKvBlocks));
+  }
   return filled;
 }
 
@@ -302,7 +343,7 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
                       "the device total (nvidia-smi may report more)"});
   }
   if (!(*c.gpu_memory_capacity_mib > 0))
-    throw InputError(fmt::format("sglang gpu_memory_capacity_mib: expected a value above 0, got {}",
+    throw EngineConfigError("gpu_memory_capacity_mib", fmt::format("sglang gpu_memory_capacity_mib: expected a value above 0, got {}",
                                  *c.gpu_memory_capacity_mib));
   SglangGpuDefaults table = sglang_gpu_defaults(c.gpu_memory_capacity_mib, d.tp);
   std::string table_why = fmt::format("§2.1 table for {:.0f} MiB, tp {}", *c.gpu_memory_capacity_mib, d.tp);
@@ -310,13 +351,14 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
     c.chunked_prefill_size = table.chunked_prefill_size;
     filled.push_back({"chunked_prefill_size", std::to_string(table.chunked_prefill_size), table_why});
   }
-  if (*c.chunked_prefill_size != -1) require_at_least("sglang", "chunked_prefill_size", *c.chunked_prefill_size, 1);
+  if (*c.chunked_prefill_size != -1)
+    require_range("sglang", "chunked_prefill_size", *c.chunked_prefill_size, 1, limits::kMaxBatchTokens);
   if (!c.cuda_graph_max_bs) {
     c.cuda_graph_max_bs = table.cuda_graph_max_bs;
     filled.push_back({"cuda_graph_max_bs", std::to_string(table.cuda_graph_max_bs), table_why});
   }
   require_at_least("sglang", "cuda_graph_max_bs", *c.cuda_graph_max_bs, 1);
-  require_at_least("sglang", "max_prefill_tokens", c.max_prefill_tokens, 1);
+  require_range("sglang", "max_prefill_tokens", c.max_prefill_tokens, 1, limits::kMaxBatchTokens);
 
   if (!c.mem_fraction_static) {
     double reserved = sglang_reserved_memory_mib(*c.gpu_memory_capacity_mib, d.tp, *c.chunked_prefill_size,
@@ -328,14 +370,15 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
                                   *c.gpu_memory_capacity_mib, reserved, *c.gpu_memory_capacity_mib)});
   }
   if (!(*c.mem_fraction_static > 0.0 && *c.mem_fraction_static < 1.0))
-    throw InputError(
+    throw EngineConfigError(
+        "mem_fraction_static",
         fmt::format("sglang mem_fraction_static: expected a value in (0, 1), got {}", *c.mem_fraction_static));
 
   if (!c.context_length) {
     c.context_length = d.model.max_position;
     filled.push_back({"context_length", std::to_string(d.model.max_position), "the model's max_position_embeddings"});
   }
-  require_at_least("sglang", "context_length", *c.context_length, 1);
+  require_range("sglang", "context_length", *c.context_length, 1, limits::kMaxContextTokens);
   if (!c.attention_backend) {
     bool amd = d.gpu.vendor == "amd";
     c.attention_backend = amd ? SglangAttentionBackend::aiter : SglangAttentionBackend::flashinfer;
@@ -343,20 +386,21 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
                       amd ? "SGLang's ROCm backend with aiter" : "SGLang's FlashInfer backend on CUDA"});
   }
   if (*c.attention_backend == SglangAttentionBackend::aiter && d.model.is_mla())
-    throw InputError(fmt::format("sglang attention_backend: aiter's MLA path is not modelled (model '{}' uses MLA); "
+    throw EngineConfigError("attention_backend", fmt::format("sglang attention_backend: aiter's MLA path is not modelled (model '{}' uses MLA); "
                                  "use flashinfer",
                                  d.model.name));
   require_at_least("sglang", "page_size", c.page_size, 1);
   if (!(c.schedule_conservativeness > 0))
-    throw InputError(fmt::format("sglang schedule_conservativeness: expected a value above 0, got {}",
+    throw EngineConfigError("schedule_conservativeness", fmt::format("sglang schedule_conservativeness: expected a value above 0, got {}",
                                  c.schedule_conservativeness));
-  if (c.max_running_requests) require_at_least("sglang", "max_running_requests", *c.max_running_requests, 1);
-  if (c.max_total_tokens) require_at_least("sglang", "max_total_tokens", *c.max_total_tokens, 1);
+  if (c.max_running_requests)
+    require_range("sglang", "max_running_requests", *c.max_running_requests, 1, limits::kMaxRunningRequests);
+  if (c.max_total_tokens) require_range("sglang", "max_total_tokens", *c.max_total_tokens, 1, limits::kMaxKvTokens);
   if (c.cuda_graph_bs) {
     require_sizes("sglang", "cuda_graph_bs", *c.cuda_graph_bs);
     c.cuda_graph_bs = sorted_unique(*c.cuda_graph_bs);
   }
-  model::kv_layout(d.model, model::Engine::sglang, c.kv_cache_dtype, d.tp);  // throws for a dtype the model cannot use
+  checked_kv_layout(d, model::Engine::sglang, c.kv_cache_dtype, d.tp);  // throws for a dtype the model cannot use
   return filled;
 }
 
@@ -384,9 +428,9 @@ std::vector<FilledDefault> resolve(LightllmConfig& c, const Deployment& d) {
   validate_deployment(d);
   std::vector<FilledDefault> filled;
   require_fraction("lightllm", "mem_fraction", c.mem_fraction);
-  require_at_least("lightllm", "running_max_req_size", c.running_max_req_size, 1);
-  require_at_least("lightllm", "max_req_total_len", c.max_req_total_len, 1);
-  require_at_least("lightllm", "chunked_prefill_size", c.chunked_prefill_size, 1);
+  require_range("lightllm", "running_max_req_size", c.running_max_req_size, 1, limits::kMaxRunningRequests);
+  require_range("lightllm", "max_req_total_len", c.max_req_total_len, 1, limits::kMaxContextTokens);
+  require_range("lightllm", "chunked_prefill_size", c.chunked_prefill_size, 1, limits::kMaxBatchTokens);
   require_at_least("lightllm", "graph_max_batch_size", c.graph_max_batch_size, 1);
   require_at_least("lightllm", "graph_split_batch_size", c.graph_split_batch_size, 1);
   require_at_least("lightllm", "graph_grow_step_size", c.graph_grow_step_size, 1);
@@ -397,13 +441,15 @@ std::vector<FilledDefault> resolve(LightllmConfig& c, const Deployment& d) {
                       c.disable_chunked_prefill ? "max_req_total_len without chunked prefill (§3)"
                                                 : "min(max_req_total_len, 2 × chunked_prefill_size + 256) (§3)"});
   }
-  require_at_least("lightllm", "batch_max_tokens", *c.batch_max_tokens, 1);
+  require_range("lightllm", "batch_max_tokens", *c.batch_max_tokens, 1, limits::kMaxBatchTokens);
   if (!c.graph_max_len_in_batch) {
     c.graph_max_len_in_batch = c.max_req_total_len;
     filled.push_back({"graph_max_len_in_batch", std::to_string(c.max_req_total_len), "max_req_total_len (§3)"});
   }
-  if (c.max_total_token_num) require_at_least("lightllm", "max_total_token_num", *c.max_total_token_num, 1);
-  model::kv_layout(d.model, model::Engine::lightllm, model::KvCacheDtype::model, d.tp);
+  require_range("lightllm", "graph_max_len_in_batch", *c.graph_max_len_in_batch, 1, limits::kMaxContextTokens);
+  if (c.max_total_token_num)
+    require_range("lightllm", "max_total_token_num", *c.max_total_token_num, 1, limits::kMaxKvTokens);
+  checked_kv_layout(d, model::Engine::lightllm, model::KvCacheDtype::model, d.tp);
   return filled;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/allocator/alloc_config.hpp"
+#include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/device/gpu_profile.hpp"
 #include "sim/model/forward_program.hpp"
@@ -43,6 +44,17 @@ struct Deployment {
   bool check_allocator_each_operation = false;
 
   Bytes total() const { return visible ? *visible : gpu.capacity_bytes; }
+};
+
+// A knob resolve() or start-up rejects. `key` is the knob's name (as in a scenario's `engine`
+// mapping), so that the scenario layer can name the file's line; what() is the whole message.
+class EngineConfigError : public InputError {
+ public:
+  EngineConfigError(std::string key, const std::string& message) : InputError(message), key_(std::move(key)) {}
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string key_;
 };
 
 // Throws InputError naming the field: tp below 1 or not fitting the model, a zero capacity.

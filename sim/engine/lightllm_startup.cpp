@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/core/checked.hpp"
 #include "sim/engine/startup.hpp"
 #include "sim/model/step_program.hpp"
 
@@ -93,7 +94,12 @@ StartupResult lightllm_startup(const Deployment& d, LightllmConfig c, const Star
   }
   r.kv_tokens = tokens;
   r.kv_blocks = tokens;
-  if (!allocate_kv_cache(r, d, 1, static_cast<Bytes>(tokens + 1) * layout.bytes_per_token)) return finish();
+  const std::optional<Bytes> kv_bytes = checked_mul(static_cast<Bytes>(tokens + 1), layout.bytes_per_token);
+  if (!kv_bytes)
+    throw EngineConfigError("max_total_token_num",
+                            fmt::format("lightllm max_total_token_num: {} tokens of {} bytes do not fit in 64 bits",
+                                        tokens, layout.bytes_per_token));
+  if (!allocate_kv_cache(r, d, 1, *kv_bytes)) return finish();
   r.log.push_back(fmt::format("kv cache size: {} tokens, {}", tokens, format_bytes(r.bytes.kv_cache)));
 
   // _check_mem_size.

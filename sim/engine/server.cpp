@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "sim/core/downsample.hpp"
+#include "sim/core/error.hpp"
+#include "sim/engine/engine_limits.hpp"
 
 #include "sim/latency/batch.hpp"
 #include "sim/model/step_program.hpp"
@@ -159,6 +161,12 @@ ServingResult Server::run(workload::RequestSource& source, const std::function<v
       }
       batch.cuda_graph = graph_step;
       Seconds dt = latency_.step_time(batch);
+      // `!(x <= max)` also catches NaN and inf: neither may reach a request's times.
+      if (!(dt >= 0) || !(now + dt <= limits::kMaxClockS)) [[unlikely]]
+        throw InputError(fmt::format("simulation: step {} at {:.6g} s takes {} s, which puts the clock beyond the limit "
+                                     "of {:g} s of simulated time (docs/limits.md); check the GPU profile's bandwidth "
+                                     "and flops and the latency model",
+                                     result.steps, now, dt, limits::kMaxClockS));
       busy = true;
       queue.schedule(now + dt, EventKind::StepEnd, static_cast<std::uint64_t>(result.steps));
     }

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/core/checked.hpp"
 #include "sim/engine/startup.hpp"
 
 namespace headroom::engine {
@@ -44,8 +45,9 @@ Bytes aiter_workspace_bytes(std::int64_t max_bs, int q_heads, int head_dim, std:
   // aiter_backend.py: _AITER_PARTITION_SIZE_ROCM = 256; fp32 partial outputs [bs, Hq, P, D] plus
   // fp32 exp_sums and max_logits [bs, Hq, P] (§2.5).
   auto partitions = static_cast<Bytes>((context_len + 255) / 256);
-  return static_cast<Bytes>(max_bs) * static_cast<Bytes>(q_heads) * partitions *
-         (4 * static_cast<Bytes>(head_dim) + 8);
+  // Saturates at the extremes of the limits: such a workspace only ever fails to allocate.
+  return saturating_mul(saturating_mul(saturating_mul(static_cast<Bytes>(max_bs), static_cast<Bytes>(q_heads)), partitions),
+                        4 * static_cast<Bytes>(head_dim) + 8);
 }
 
 StartupResult sglang_startup(const Deployment& d, SglangConfig c, const StartupDirectives& directives) {

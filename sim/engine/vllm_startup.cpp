@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/core/checked.hpp"
+#include "sim/engine/engine_limits.hpp"
 #include "sim/engine/startup.hpp"
 #include "sim/model/step_program.hpp"
 
@@ -17,7 +19,8 @@ std::int64_t vllm_num_blocks(std::int64_t available_kv, Bytes page_size, int lay
 
 Bytes vllm_request_kv_bytes(std::int64_t tokens, int block_size, Bytes page_size, int layers) {
   auto pages = static_cast<Bytes>((tokens + block_size - 1) / block_size);
-  return pages * page_size * static_cast<Bytes>(layers);
+  // Saturates: vLLM's Python ints do not wrap, so a request too long for 64 bits only ever fails the check.
+  return saturating_mul(saturating_mul(pages, page_size), static_cast<Bytes>(layers));
 }
 
 std::int64_t vllm_estimate_max_model_len(std::int64_t available_kv, int block_size, Bytes page_size, int layers) {
@@ -179,13 +182,24 @@ StartupResult vllm_startup(const Deployment& d, VllmConfig c, const StartupDirec
                      "which is larger than the available KV cache memory ({} GiB). Based on the available memory, "
                      "the estimated maximum model length is {}. Try increasing `gpu_memory_utilization` or "
                      "decreasing `max_model_len` when initializing the engine.",
-                     *c.max_model_len, gib(static_cast<double>(needed)), gib(static_cast<double>(f.available_kv)),
+                     *c.max_model_len,
+                     gib(static_cast<double>((*c.max_model_len + block - 1) / block) * static_cast<double>(f.page_size) *
+                         static_cast<double>(L)),
+                     gib(static_cast<double>(f.available_kv)),
                      vllm_estimate_max_model_len(f.available_kv, block, f.page_size, L)));
     return finish();
   }
   r.kv_blocks = policy_tokens ? *policy_tokens / block
                 : c.num_gpu_blocks_override ? *c.num_gpu_blocks_override
                                             : vllm_num_blocks(f.available_kv, f.page_size, L);
+  // The scheduler holds a few words per block (engine_limits.hpp); beyond the limit only a larger
+  // block_size (or less memory) makes the cache simulable.
+  if (r.kv_blocks > limits::kMaxKvBlocks)
+    throw EngineConfigError(
+        c.num_gpu_blocks_override ? "num_gpu_blocks_override" : c.kv_cache_memory_bytes ? "kv_cache_memory_bytes" : "block_size",
+        fmt::format("vllm: the KV cache would hold {} blocks of {} tokens, above the limit of {} (docs/limits.md); "
+                    "raise block_size or give the cache less memory",
+                    r.kv_blocks, block, limits::kMaxKvBlocks));
   r.kv_tokens = r.kv_blocks * block;
   f.max_concurrency = static_cast<double>(r.kv_blocks) /
                       static_cast<double>((*c.max_model_len + block - 1) / block);

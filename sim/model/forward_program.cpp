@@ -5,13 +5,20 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/model/model_limits.hpp"
 #include "sim/model/tensor_parallel.hpp"
 
 namespace headroom::model {
 
 void validate_forward_shape(const ForwardShape& s) {
   if (s.tokens < 1) throw InputError(fmt::format("tokens: expected at least 1, got {}", s.tokens));
+  if (s.tokens > limits::kMaxStepTokens)
+    throw InputError(fmt::format("tokens: {} is above the limit of {} for one step (docs/limits.md)", s.tokens,
+                                 limits::kMaxStepTokens));
   if (s.seqs < 1) throw InputError(fmt::format("seqs: expected at least 1, got {}", s.seqs));
+  if (s.seqs > limits::kMaxStepSeqs)
+    throw InputError(fmt::format("seqs: {} is above the limit of {} for one step (docs/limits.md)", s.seqs,
+                                 limits::kMaxStepSeqs));
   if (s.seqs > s.tokens)
     throw InputError(fmt::format("seqs: {} sequences need at least as many tokens, got {} tokens", s.seqs, s.tokens));
   if (s.decode_seqs < 0 || s.decode_seqs > s.seqs)
@@ -20,7 +27,8 @@ void validate_forward_shape(const ForwardShape& s) {
   if (s.decode_seqs == s.seqs && s.tokens != s.seqs)
     throw InputError(fmt::format("decode_seqs: all {} sequences decode one token each, so tokens must be {}, got {}",
                                  s.seqs, s.seqs, s.tokens));
-  if (s.tp < 1) throw InputError(fmt::format("tp: expected at least 1, got {}", s.tp));
+  if (s.tp < 1 || s.tp > limits::kMaxTensorParallel)
+    throw InputError(fmt::format("tp: expected 1 to {}, got {}", limits::kMaxTensorParallel, s.tp));
 }
 
 std::string_view attention_backend_name(AttentionBackend backend) {

@@ -1,6 +1,5 @@
 #include "sim/model/hf_config.hpp"
 
-#include <climits>
 #include <fstream>
 #include <optional>
 
@@ -10,6 +9,8 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/text_file.hpp"
+#include "sim/model/json_text.hpp"
+#include "sim/model/model_limits.hpp"
 
 namespace headroom::model {
 
@@ -54,29 +55,30 @@ class Reader {
                          ? INT64_MAX
                          : v.get<std::int64_t>();
     if (n < min) fail(key, fmt::format("expected {} integer, got {}", min > 0 ? "a positive" : "a non-negative", n));
-    if (n > max) fail(key, fmt::format("expected an integer up to {}, got {}", max, n));
+    if (n > max) fail(key, fmt::format("{} is above the limit of {} (docs/limits.md)", n, max));
     return n;
   }
 
-  int positive(std::string_view key, std::string_view model_type) const {
+  // Every dimension has its limit (model_limits.hpp), all of them within int.
+  int positive(std::string_view key, std::string_view model_type, std::int64_t max) const {
     const json* v = find(key);
     if (!v) missing(key, model_type);
-    return static_cast<int>(integer(key, *v, 1, INT_MAX));
+    return static_cast<int>(integer(key, *v, 1, max));
   }
-  std::int64_t positive64(std::string_view key, std::string_view model_type) const {
+  std::int64_t positive64(std::string_view key, std::string_view model_type, std::int64_t max) const {
     const json* v = find(key);
     if (!v) missing(key, model_type);
-    return integer(key, *v, 1, INT64_MAX);
+    return integer(key, *v, 1, max);
   }
-  std::optional<int> optional_positive(std::string_view key) const {
+  std::optional<int> optional_positive(std::string_view key, std::int64_t max) const {
     const json* v = find(key);
     if (!v) return std::nullopt;
-    return static_cast<int>(integer(key, *v, 1, INT_MAX));
+    return static_cast<int>(integer(key, *v, 1, max));
   }
-  int non_negative(std::string_view key, int if_absent) const {
+  int non_negative(std::string_view key, int if_absent, std::int64_t max) const {
     const json* v = find(key);
     if (!v) return if_absent;
-    return static_cast<int>(integer(key, *v, 0, INT_MAX));
+    return static_cast<int>(integer(key, *v, 0, max));
   }
   bool boolean(std::string_view key, bool if_absent) const {
     const json* v = find(key);
@@ -90,12 +92,14 @@ class Reader {
     if (!v->is_string()) fail(key, "expected a string, got " + describe(*v));
     return v->get<std::string>();
   }
-  std::vector<int> integer_list(std::string_view key) const {
+  std::vector<int> integer_list(std::string_view key, std::int64_t max) const {
     const json* v = find(key);
     if (!v) return {};
     if (!v->is_array()) fail(key, "expected a list of integers, got " + describe(*v));
+    if (static_cast<std::int64_t>(v->size()) > max + 1)
+      fail(key, fmt::format("{} entries are above the limit of {} (docs/limits.md)", v->size(), max + 1));
     std::vector<int> out;
-    for (const auto& item : *v) out.push_back(static_cast<int>(integer(key, item, 0, INT_MAX)));
+    for (const auto& item : *v) out.push_back(static_cast<int>(integer(key, item, 0, max)));
     return out;
   }
 
@@ -167,8 +171,8 @@ WeightQuantization read_quantization(const json& j, const Reader& r) {
     q.fail("weight_block_size", "expected a list of two integers, got " + describe(*block));
   WeightQuantization w;
   w.method = WeightQuantization::Method::fp8_block;
-  w.block_n = static_cast<int>(q.integer("weight_block_size", (*block)[0], 1, INT_MAX));
-  w.block_k = static_cast<int>(q.integer("weight_block_size", (*block)[1], 1, INT_MAX));
+  w.block_n = static_cast<int>(q.integer("weight_block_size", (*block)[0], 1, limits::kMaxWeightBlock));
+  w.block_k = static_cast<int>(q.integer("weight_block_size", (*block)[1], 1, limits::kMaxWeightBlock));
   return w;
 }
 
@@ -192,20 +196,20 @@ ModelConfig parse_hf_config(const json& j, const std::string& source, const std:
   c.architecture = read_architecture(j, r);
   std::string_view mt = architecture_name(c.architecture);
 
-  c.layers = r.positive("num_hidden_layers", mt);
-  c.hidden = r.positive("hidden_size", mt);
-  c.intermediate = r.positive("intermediate_size", mt);
-  c.heads = r.positive("num_attention_heads", mt);
+  c.layers = r.positive("num_hidden_layers", mt, limits::kMaxLayers);
+  c.hidden = r.positive("hidden_size", mt, limits::kMaxHiddenSize);
+  c.intermediate = r.positive("intermediate_size", mt, limits::kMaxIntermediateSize);
+  c.heads = r.positive("num_attention_heads", mt, limits::kMaxHeads);
   // LlamaConfig and DeepseekV3Config fall back to num_attention_heads (plain multi-head attention).
   bool kv_heads_optional = c.architecture == Architecture::llama || c.architecture == Architecture::deepseek_v3;
-  c.kv_heads = kv_heads_optional ? r.optional_positive("num_key_value_heads").value_or(c.heads)
-                                 : r.positive("num_key_value_heads", mt);
+  c.kv_heads = kv_heads_optional ? r.optional_positive("num_key_value_heads", limits::kMaxHeads).value_or(c.heads)
+                                 : r.positive("num_key_value_heads", mt, limits::kMaxHeads);
   // Grouped-query attention shares each KV head among heads / kv_heads query heads (transformers'
   // repeat_kv), so the count must divide; MLA (deepseek_v3) has no separate KV heads to group.
   if (c.architecture != Architecture::deepseek_v3 && (c.kv_heads > c.heads || c.heads % c.kv_heads != 0))
     r.fail("num_key_value_heads", fmt::format("expected a divisor of num_attention_heads ({}), got {}", c.heads, c.kv_heads));
-  c.vocab = r.positive("vocab_size", mt);
-  c.max_position = r.positive64("max_position_embeddings", mt);
+  c.vocab = r.positive("vocab_size", mt, limits::kMaxVocab);
+  c.max_position = r.positive64("max_position_embeddings", mt, limits::kMaxPositionEmbeddings);
   c.tie_word_embeddings = r.boolean("tie_word_embeddings", false);
   c.dtype = read_dtype(r);
   c.quantization = read_quantization(j, r);
@@ -215,12 +219,12 @@ ModelConfig parse_hf_config(const json& j, const std::string& source, const std:
     case Architecture::qwen3:
     case Architecture::qwen3_moe:
       // Qwen3 gives head_dim explicitly (128 while hidden / heads is 64 for Qwen3-30B-A3B).
-      c.head_dim = r.positive("head_dim", mt);
+      c.head_dim = r.positive("head_dim", mt, limits::kMaxHeadDim);
       break;
     case Architecture::deepseek_v3:
       break;  // set from the MLA dimensions below
     default:
-      if (auto d = r.optional_positive("head_dim")) {
+      if (auto d = r.optional_positive("head_dim", limits::kMaxHeadDim)) {
         c.head_dim = *d;
       } else {
         if (c.hidden % c.heads != 0)
@@ -245,33 +249,37 @@ ModelConfig parse_hf_config(const json& j, const std::string& source, const std:
       break;
     case Architecture::qwen3_moe:
       c.qkv_bias = c.o_proj_bias = r.boolean("attention_bias", false);
-      c.experts = r.positive("num_experts", mt);
-      c.experts_per_token = r.positive("num_experts_per_tok", mt);
-      c.moe_intermediate = r.positive("moe_intermediate_size", mt);
-      c.moe_layer_step = r.optional_positive("decoder_sparse_step").value_or(1);
-      c.dense_layers = r.integer_list("mlp_only_layers");
+      c.experts = r.positive("num_experts", mt, limits::kMaxExperts);
+      c.experts_per_token = r.positive("num_experts_per_tok", mt, limits::kMaxExperts);
+      c.moe_intermediate = r.positive("moe_intermediate_size", mt, limits::kMaxIntermediateSize);
+      c.moe_layer_step = r.optional_positive("decoder_sparse_step", limits::kMaxLayers).value_or(1);
+      c.dense_layers = r.integer_list("mlp_only_layers", limits::kMaxLayers - 1);
       break;
     case Architecture::mixtral:
-      c.experts = r.positive("num_local_experts", mt);
-      c.experts_per_token = r.positive("num_experts_per_tok", mt);
+      c.experts = r.positive("num_local_experts", mt, limits::kMaxExperts);
+      c.experts_per_token = r.positive("num_experts_per_tok", mt, limits::kMaxExperts);
       c.moe_intermediate = c.intermediate;  // every expert is an intermediate_size-wide MLP
       break;
     case Architecture::deepseek_v3:
-      c.experts = r.positive("n_routed_experts", mt);
-      c.experts_per_token = r.positive("num_experts_per_tok", mt);
-      c.moe_intermediate = r.positive("moe_intermediate_size", mt);
-      c.shared_experts = r.non_negative("n_shared_experts", 0);
-      c.first_k_dense = r.non_negative("first_k_dense_replace", 0);
-      c.moe_layer_step = r.optional_positive("moe_layer_freq").value_or(1);
-      c.q_lora_rank = r.non_negative("q_lora_rank", 0);  // null: queries projected directly
-      c.kv_lora_rank = r.positive("kv_lora_rank", mt);
-      c.qk_nope_head_dim = r.positive("qk_nope_head_dim", mt);
-      c.qk_rope_head_dim = r.positive("qk_rope_head_dim", mt);
-      c.v_head_dim = r.positive("v_head_dim", mt);
+      c.experts = r.positive("n_routed_experts", mt, limits::kMaxExperts);
+      c.experts_per_token = r.positive("num_experts_per_tok", mt, limits::kMaxExperts);
+      c.moe_intermediate = r.positive("moe_intermediate_size", mt, limits::kMaxIntermediateSize);
+      c.shared_experts = r.non_negative("n_shared_experts", 0, limits::kMaxExperts);
+      c.first_k_dense = r.non_negative("first_k_dense_replace", 0, limits::kMaxLayers);
+      c.moe_layer_step = r.optional_positive("moe_layer_freq", limits::kMaxLayers).value_or(1);
+      c.q_lora_rank = r.non_negative("q_lora_rank", 0, limits::kMaxLoraRank);  // null: queries projected directly
+      c.kv_lora_rank = r.positive("kv_lora_rank", mt, limits::kMaxLoraRank);
+      c.qk_nope_head_dim = r.positive("qk_nope_head_dim", mt, limits::kMaxHeadDim);
+      c.qk_rope_head_dim = r.positive("qk_rope_head_dim", mt, limits::kMaxHeadDim);
+      c.v_head_dim = r.positive("v_head_dim", mt, limits::kMaxHeadDim);
       c.head_dim = c.qk_nope_head_dim + c.qk_rope_head_dim;
-      c.mtp_layers = r.non_negative("num_nextn_predict_layers", 0);
+      c.mtp_layers = r.non_negative("num_nextn_predict_layers", 0, limits::kMaxMtpLayers);
       break;
   }
+  // The router picks top-k of the experts there are (transformers' torch.topk fails otherwise).
+  if (c.is_moe() && c.experts_per_token > c.experts)
+    r.fail("num_experts_per_tok",
+           fmt::format("expected at most the number of routed experts ({}), got {}", c.experts, c.experts_per_token));
   return c;
 }
 
@@ -281,15 +289,7 @@ ModelConfig load_hf_config(const std::filesystem::path& path) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open the model config", file.string()));
   const std::string text = read_text_file(file, "model config");
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {  // parse errors, and numbers out of range (1e400)
-    // e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ..."
-    std::string what = e.what();
-    if (auto cut = what.find("] "); cut != std::string::npos) what = what.substr(cut + 2);
-    throw InputError(fmt::format("{}: not valid JSON: {}", file.string(), what));
-  }
+  const json j = parse_json_text(text, file.string());
   fs::path folder = file.parent_path();
   std::string name = folder.filename().empty() ? file.stem().string() : folder.filename().string();
   return parse_hf_config(j, file.string(), name);

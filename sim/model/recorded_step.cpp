@@ -12,6 +12,8 @@
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/text_file.hpp"
+#include "sim/model/json_text.hpp"
+#include "sim/model/model_limits.hpp"
 #include "sim/model/model_source.hpp"
 
 namespace headroom::model {
@@ -31,7 +33,8 @@ namespace {
   throw InputError(fmt::format("{}: field '{}': {}", path.string(), field, what));
 }
 
-std::int64_t integer(const json& j, const fs::path& path, const char* field, std::int64_t lo, bool required) {
+std::int64_t integer(const json& j, const fs::path& path, const char* field, std::int64_t lo, bool required,
+                     std::int64_t hi) {
   if (!j.contains(field)) {
     if (required) fail(path, field, "missing");
     return lo;
@@ -39,6 +42,8 @@ std::int64_t integer(const json& j, const fs::path& path, const char* field, std
   const json& v = j.at(field);
   if (!v.is_number_integer() || v.get<std::int64_t>() < lo)
     fail(path, field, fmt::format("expected an integer of at least {}, got {}", lo, v.dump()));
+  if (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi) : v.get<std::int64_t>() > hi)
+    fail(path, field, fmt::format("{} is above the limit of {} (docs/limits.md)", v.dump(), hi));
   return v.get<std::int64_t>();
 }
 
@@ -60,15 +65,7 @@ RecordedStep read_recorded_step(const fs::path& path) {
                                  "each snapshot)",
                                  path.string()));
   const std::string bytes = read_text_file(path, "step description");
-  json j;
-  try {
-    j = json::parse(bytes);
-  } catch (const json::exception& e) {  // parse errors, and numbers out of range (1e400)
-    // e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ..."
-    std::string what = e.what();
-    if (auto cut = what.find("] "); cut != std::string::npos) what = what.substr(cut + 2);
-    throw InputError(fmt::format("{}: not valid JSON: {}", path.string(), what));
-  }
+  const json j = parse_json_text(bytes, path.string());
   if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object", path.string()));
   static const std::vector<std::string> known = {"format", "model",     "layers", "tp",     "program",
                                                  "tokens", "seqs",      "decode_seqs", "attention", "dtype",
@@ -79,13 +76,13 @@ RecordedStep read_recorded_step(const fs::path& path) {
     fail(path, "format", fmt::format("expected '{}', got {}", kRecordedStepFormat, j.at("format").dump()));
   RecordedStep s;
   s.model = text(j, path, "model", nullptr);
-  s.layers = static_cast<int>(integer(j, path, "layers", 0, false));
-  s.shape.tp = static_cast<int>(integer(j, path, "tp", 1, false));
+  s.layers = static_cast<int>(integer(j, path, "layers", 0, false, limits::kMaxLayers));
+  s.shape.tp = static_cast<int>(integer(j, path, "tp", 1, false, limits::kMaxTensorParallel));
   const std::string program = text(j, path, "program", "forward");
   if (program != "forward") fail(path, "program", fmt::format("expected 'forward', got '{}'", program));
-  s.shape.tokens = integer(j, path, "tokens", 1, true);
-  s.shape.seqs = integer(j, path, "seqs", 1, true);
-  s.shape.decode_seqs = integer(j, path, "decode_seqs", 0, false);
+  s.shape.tokens = integer(j, path, "tokens", 1, true, limits::kMaxStepTokens);
+  s.shape.seqs = integer(j, path, "seqs", 1, true, limits::kMaxStepSeqs);
+  s.shape.decode_seqs = integer(j, path, "decode_seqs", 0, false, limits::kMaxStepSeqs);
   s.attention = parse_attention_backend(text(j, path, "attention", "flash-attn"), path.string() + ": field 'attention'");
   s.dtype = text(j, path, "dtype", "bf16");
   s.kernels = text(j, path, "kernels", "");

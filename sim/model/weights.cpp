@@ -2,17 +2,34 @@
 
 #include <fmt/format.h>
 
+#include "sim/core/checked.hpp"
+#include "sim/core/error.hpp"
 #include "sim/model/tensor_parallel.hpp"
 
 namespace headroom::model {
 
+namespace {
+
+[[noreturn]] void too_large(const std::string& name) {
+  throw InputError(fmt::format("weight tensor {}: its size does not fit in 64 bits (a model dimension is beyond "
+                               "the limits of docs/limits.md)",
+                               name));
+}
+
+}  // namespace
+
 std::int64_t WeightTensor::elements() const {
   std::int64_t n = 1;
-  for (auto d : shape) n *= d;
+  for (auto d : shape)
+    if (auto m = checked_mul<std::int64_t>(n, d)) n = *m;
+    else too_large(name);
   return n;
 }
 
-Bytes WeightTensor::bytes() const { return static_cast<Bytes>(elements()) * dtype_bytes(dtype); }
+Bytes WeightTensor::bytes() const {
+  if (auto b = checked_mul<Bytes>(static_cast<Bytes>(elements()), dtype_bytes(dtype))) return *b;
+  too_large(name);
+}
 
 namespace {
 
@@ -39,8 +56,11 @@ class WeightBuilder {
  private:
   void tensor(std::string name, std::vector<std::int64_t> shape, DType dtype, bool is_scale = false) {
     WeightTensor t{std::move(name), std::move(shape), dtype, is_scale};
-    if (!is_scale) list_.parameters += t.elements();
-    list_.bytes += t.bytes();
+    auto parameters = checked_add<std::int64_t>(list_.parameters, is_scale ? 0 : t.elements());
+    auto bytes = checked_add<Bytes>(list_.bytes, t.bytes());
+    if (!parameters || !bytes) too_large(t.name);
+    list_.parameters = *parameters;
+    list_.bytes = *bytes;
     list_.tensors.push_back(std::move(t));
   }
 

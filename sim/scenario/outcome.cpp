@@ -11,7 +11,7 @@ Outcome simulate(const Scenario& sc, const policy::PolicySpec& spec, const Simul
   o.label = spec.label.empty() ? policy::describe(spec) : spec.label;
   engine::Deployment dep = deployment(sc);
   dep.check_allocator_each_operation = options.check_invariants;
-  o.start = policy::make_policy(spec)->start(dep, sc.engine);
+  o.start = start_policy(sc, spec, dep);
   if (o.start.startup.ok) {
     report::LatencyCollector lat;
     o.serving = serve(

@@ -9,6 +9,7 @@
 #include "sim/core/did_you_mean.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/text_file.hpp"
+#include "sim/core/yaml_load.hpp"
 
 namespace headroom::scenario {
 
@@ -115,12 +116,7 @@ std::vector<policy::PolicySpec> read_policies(const YamlSection& parent, std::st
 std::vector<policy::PolicySpec> load_policies(const std::filesystem::path& path) {
   const std::string text = read_text_file(path, "policy list");
   const std::string file = path.string();
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("{}:{}:{}: not valid YAML: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
-  }
+  const YAML::Node root = load_yaml(text, file);
   if (root.IsSequence()) {
     YAML::Node wrapper;
     wrapper["compare"] = root;

@@ -9,6 +9,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/allocator/alloc_config.hpp"
+#include "sim/core/text_file.hpp"
+#include "sim/core/yaml_load.hpp"
 #include "sim/scenario/simulation.hpp"
 
 namespace headroom::scenario {
@@ -89,10 +91,9 @@ void emit_engine(YAML::Emitter& e, const engine::EngineConfig& config) {
 
 // The workload section as written, with file paths replaced by the resolved absolute ones.
 YAML::Node workload_node(const Scenario& s) {
-  std::ifstream in(s.file);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  YAML::Node w = YAML::Clone(YAML::Load(buf.str())["workload"]);
+  std::error_code ec;
+  const std::string text = std::filesystem::exists(s.file, ec) ? read_text_file(s.file, "scenario") : std::string();
+  YAML::Node w = YAML::Clone(load_yaml(text, s.file)["workload"]);
   auto absolute = [](const std::string& p) { return std::filesystem::absolute(p).lexically_normal().string(); };
   if (s.workload.trace) w["trace"]["path"] = absolute(s.workload.trace->path);
   if (s.workload.synthetic && s.workload.synthetic->lengths_file)

@@ -8,21 +8,38 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/text_file.hpp"
+#include "sim/core/yaml_load.hpp"
 #include "sim/core/yaml_section.hpp"
 #include "sim/model/model_source.hpp"
 #include "sim/scenario/engine_yaml.hpp"
 #include "sim/scenario/policy_yaml.hpp"
+#include "sim/scenario/simulation.hpp"
 #include "sim/scenario/workload_yaml.hpp"
 
 namespace headroom::scenario {
 
-Scenario parse_scenario(const std::string& yaml, const std::string& file, const std::filesystem::path& folder) {
-  YAML::Node root;
+InputError located(const Scenario& s, const engine::EngineConfigError& e) {
+  auto it = s.engine_knob_place.find(e.key());
+  if (it != s.engine_knob_place.end()) return InputError(fmt::format("{}: {}", it->second, e.what()));
+  return InputError(
+      fmt::format("{}: key '{}.{}': {}", s.engine_where.empty() ? s.file : s.engine_where, s.engine_path, e.key(), e.what()));
+}
+
+// Run when the scenario is read, so that these errors name the file's line before any start-up.
+void check_engine(const Scenario& s, const std::string& tp_place) {
+  const engine::Deployment d = deployment(s);
   try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("{}:{}:{}: not valid YAML: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
+    std::visit([&](auto c) { engine::resolve(c, d); }, s.engine);
+  } catch (const engine::EngineConfigError& e) {
+    throw located(s, e);
+  } catch (const InputError& e) {  // the TP size does not fit the model
+    if (tp_place.empty()) throw;
+    throw InputError(fmt::format("{}: {}", tp_place, e.what()));
   }
+}
+
+Scenario parse_scenario(const std::string& yaml, const std::string& file, const std::filesystem::path& folder) {
+  const YAML::Node root = load_yaml(yaml, file);
   if (!root.IsMap()) throw InputError(fmt::format("{}: expected a mapping of keys at the top level", file));
   return parse_scenario(root, file, folder, "");
 }
@@ -74,7 +91,13 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file, const s
   }
   if (m.present("tp")) s.tp = static_cast<int>(m.integer("tp", m.value("tp"), 1, 1024));
 
-  s.engine = read_engine(top.child("engine"));
+  const YamlSection engine_section = top.child("engine");
+  s.engine = read_engine(engine_section);
+  s.engine_path = top.key_path("engine");
+  s.engine_where = engine_section.where(engine_section.node());
+  for (const auto& kv : engine_section.node())
+    s.engine_knob_place[kv.first.Scalar()] =
+        fmt::format("{}: key '{}'", engine_section.where(kv.second), engine_section.key_path(kv.first.Scalar()));
   if (top.present("allocator")) {
     YAML::Node v = top.value("allocator");
     s.allocator = alloc::parse_alloc_conf(top.scalar("allocator", v), fmt::format("{}: key 'allocator'", top.where(v)));
@@ -91,6 +114,7 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file, const s
     s.policy = read_policies(YamlSection(wrapper, top.file(), ""), "policy").front();
   }
   if (top.present("compare")) s.compare = read_policies(top, "compare");
+  check_engine(s, m.present("tp") ? fmt::format("{}: key '{}'", m.where(m.value("tp")), m.key_path("tp")) : "");
   return s;
 }
 

@@ -4,12 +4,14 @@
 // keys and bad values are errors naming file, line and key, with a did-you-mean.
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 
 #include <yaml-cpp/yaml.h>
 
 #include "sim/allocator/alloc_config.hpp"
+#include "sim/core/error.hpp"
 #include "sim/device/gpu_profile.hpp"
 #include "sim/engine/engine_config.hpp"
 #include "sim/engine/server.hpp"
@@ -37,7 +39,24 @@ struct Scenario {
   engine::OnOom on_oom = engine::OnOom::stop;
   policy::PolicySpec policy;                  // `run` starts the engine under it (default: engine)
   std::vector<policy::PolicySpec> compare;    // `compare` runs each (default: every policy)
+
+  // Where each engine knob was set, as an error's prefix ("<file>:<line>:<col>: key 'engine.<knob>'";
+  // a sweep grid's axis for a knob it sets), and where the engine mapping is with its key path
+  // ("engine", or "base.engine" inline in a grid): an error the engine raises about a knob names
+  // that place (located()).
+  std::map<std::string, std::string> engine_knob_place;
+  std::string engine_where;
+  std::string engine_path = "engine";
 };
+
+// `e` with the scenario's place of its knob: "<file>:<line>:<col>: key 'engine.<knob>': <e.what()>"
+// (the engine mapping's place for a knob the scenario leaves to its default).
+InputError located(const Scenario& scenario, const engine::EngineConfigError& e);
+
+// The engine's own checks of its knobs against the model and GPU (engine::resolve on a copy):
+// cross-field rules and the limits of engine_limits.hpp, with errors located(); a TP size that does
+// not fit the model is named at `tp_place` when given.
+void check_engine(const Scenario& scenario, const std::string& tp_place = "");
 
 Scenario load_scenario(const std::filesystem::path& path);
 Scenario parse_scenario(const std::string& yaml, const std::string& file, const std::filesystem::path& folder);

@@ -3,6 +3,9 @@
 #include <memory>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
+#include "sim/core/out_of_memory.hpp"
 #include "sim/engine/scheduler_factory.hpp"
 #include "sim/engine/startup.hpp"
 #include "sim/latency/step_latency.hpp"
@@ -31,7 +34,21 @@ engine::Deployment deployment(const Scenario& sc) {
   return dep;
 }
 
-engine::StartupResult start(const Scenario& sc) { return engine::start_engine(deployment(sc), sc.engine); }
+engine::StartupResult start(const Scenario& sc) {
+  try {
+    return engine::start_engine(deployment(sc), sc.engine);
+  } catch (const engine::EngineConfigError& e) {
+    throw located(sc, e);
+  }
+}
+
+policy::PolicyStart start_policy(const Scenario& sc, const policy::PolicySpec& spec, const engine::Deployment& dep) {
+  try {
+    return policy::make_policy(spec)->start(dep, sc.engine);
+  } catch (const engine::EngineConfigError& e) {
+    throw located(sc, e);
+  }
+}
 
 engine::ServingResult serve(const Scenario& sc, engine::StartupResult& st,
                             const std::function<void(const engine::RequestRecord&)>& on_request,
@@ -51,7 +68,8 @@ engine::ServingResult serve(const Scenario& sc, engine::StartupResult& st,
   so.release_on_oom = release_canary_on_oom ? st.memory.canary : nullptr;
   engine::Server server(*st.memory.allocator, *st.memory.slots, lat, *scheduler, so);
   std::unique_ptr<workload::RequestSource> source = workload::make_source(sc.workload);
-  engine::ServingResult result = server.run(*source, on_request, on_progress);
+  engine::ServingResult result = while_doing(fmt::format("simulating the workload of scenario '{}'", sc.name),
+                                             [&] { return server.run(*source, on_request, on_progress); });
   if (result.canary_released_s) st.memory.canary = nullptr;
   return result;
 }

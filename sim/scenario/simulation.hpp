@@ -5,12 +5,18 @@
 
 #include "sim/engine/server.hpp"
 #include "sim/engine/startup_result.hpp"
+#include "sim/policy/policy.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace headroom::scenario {
 
 // The rank of the deployment a scenario describes.
 engine::Deployment deployment(const Scenario& scenario);
+
+// Starts the engine under a start-up policy; a knob the engine rejects on the way (a KV cache too
+// large to simulate) is an InputError naming the scenario's line (located()).
+policy::PolicyStart start_policy(const Scenario& scenario, const policy::PolicySpec& spec,
+                                 const engine::Deployment& deployment);
 
 // Starts the engine the scenario names (a failed start-up is a result: ok = false).
 engine::StartupResult start(const Scenario& scenario);

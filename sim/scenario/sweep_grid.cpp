@@ -11,6 +11,7 @@
 #include "sim/core/did_you_mean.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/text_file.hpp"
+#include "sim/core/yaml_load.hpp"
 #include "sim/core/yaml_section.hpp"
 #include "sim/model/model_source.hpp"
 #include "sim/scenario/policy_yaml.hpp"
@@ -48,6 +49,7 @@ void apply(Scenario& sc, const Axis& axis, std::size_t v, const YamlSection& axe
   const std::string& text = axis.texts[v];
   if (axis.knob) {
     set_knob(sc, axis.name, axes.number(axis.name, node, false));
+    sc.engine_knob_place[axis.name] = fmt::format("{}: key '{}'", axes.where(node), axes.key_path(axis.name));
   } else if (axis.name == "policy") {
     sc.policy = axis.policies[v];
   } else if (axis.name == "gpu") {
@@ -100,12 +102,7 @@ SweepGrid load_sweep_grid(const std::filesystem::path& path) {
   SweepGrid grid;
   grid.file = path.string();
   const std::string text = read_text(path);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("{}:{}:{}: not valid YAML: {}", grid.file, e.mark.line + 1, e.mark.column + 1, e.msg));
-  }
+  const YAML::Node root = load_yaml(text, grid.file);
   if (!root.IsMap()) throw InputError(fmt::format("{}: expected a mapping with 'base' and 'axes'", grid.file));
   const std::filesystem::path folder = path.parent_path();
   YamlSection top(root, grid.file, "");
@@ -205,10 +202,9 @@ SweepGrid load_sweep_grid(const std::filesystem::path& path) {
       }
     }
     try {
-      engine::validate_deployment(deployment(p.scenario));
+      check_engine(p.scenario);  // the engine's own checks, as for any scenario, at each point
     } catch (const InputError& e) {
-      throw InputError(fmt::format("{}: point {} ({}): {}", grid.file, index, where,
-                                   e.what()));
+      throw InputError(fmt::format("{}: point {} ({}): {}", grid.file, index, where, e.what()));
     }
     p.id = fmt::format("{:016x}", fnv1a64(key));
     if (!ids.insert(p.id).second)

@@ -73,6 +73,9 @@ void set_knob(Scenario& sc, const std::string& name, double value) {
     if (!(v >= 0)) throw InputError(fmt::format("--knob {}: {} MiB is negative", name, v));
     return static_cast<Bytes>(std::llround(v * static_cast<double>(MiB)));
   };
+  // An engine's own error about the knob names the command line's value (located()).
+  if (name == "gpu_memory_utilization" || name == "mem_fraction_static" || name == "mem_fraction")
+    sc.engine_knob_place[name] = fmt::format("--knob {} = {}", name, value);
   if (name == "gpu_memory_utilization") {
     require_engine(sc, name, model::Engine::vllm);
     std::get<engine::VllmConfig>(sc.engine).gpu_memory_utilization = fraction(value);

@@ -7,6 +7,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/workload/field_parse.hpp"
+#include "sim/workload/workload_limits.hpp"
 
 namespace headroom::scenario {
 
@@ -17,6 +18,33 @@ using workload::Tokens;
 // Up to the workload layer's own bound, so that its checks never fire without the file's place.
 Tokens tokens(const YamlSection& s, std::string_view key, Tokens lo) {
   return static_cast<Tokens>(s.integer(key, s.required(key), lo, workload::kMaxTokenCount));
+}
+
+// A number within the hard limits of workload_limits.hpp (beyond them times stop being times).
+double within(const YamlSection& s, std::string_view key, double value, double lo, double hi, std::string_view unit) {
+  if (!(value >= lo && value <= hi))
+    s.fail(s.value(key), key,
+           fmt::format("expected {} from {:g} to {:g} (docs/limits.md), got {}", unit, lo, hi, s.scalar(key, s.value(key))));
+  return value;
+}
+double rate(const YamlSection& s, std::string_view key) {
+  return within(s, key, s.positive(key), workload::limits::kMinRate, workload::limits::kMaxRate,
+                "a rate in requests per second");
+}
+double factor(const YamlSection& s, std::string_view key) {
+  return within(s, key, s.positive(key), workload::limits::kMinRate, workload::limits::kMaxRate, "a factor");
+}
+double seconds(const YamlSection& s, std::string_view key, bool allow_zero) {
+  return within(s, key, s.number(key, s.required(key), allow_zero), 0, workload::limits::kMaxArrivalS,
+                "a number of seconds");
+}
+double cv(const YamlSection& s, std::string_view key) {
+  return within(s, key, s.positive(key), 0, workload::limits::kMaxCv, "a coefficient of variation");
+}
+// A size cap of workload_limits.hpp: refused unless the workload says allow_large.
+[[noreturn]] void too_large(const YamlSection& s, std::string_view key, const std::string& what) {
+  s.fail(s.value(key), key,
+         fmt::format("{} for one workload (docs/limits.md); set workload.allow_large: true to run it anyway", what));
 }
 
 // min <= max, named at max.
@@ -51,8 +79,8 @@ workload::LengthSpec read_length(const YamlSection& s) {
   } else if (dist == "lognormal") {
     s.check_keys({"dist", "mean", "cv", "min", "max"});
     l.dist = workload::LengthKind::lognormal;
-    l.mean = s.positive("mean");
-    s.optional_number("cv", l.cv);
+    l.mean = within(s, "mean", s.positive("mean"), 0, static_cast<double>(workload::kMaxTokenCount), "a number of tokens");
+    if (s.present("cv")) l.cv = cv(s, "cv");
     if (auto v = optional_tokens(s, "min", 1)) l.min = *v;
     l.max = optional_tokens(s, "max", 1);
   } else {
@@ -102,8 +130,9 @@ void require_data_file(const YamlSection& s, std::string_view key, std::string_v
 }
 
 workload::WorkloadSpec read_workload(const YamlSection& s, const std::filesystem::path& relative_to) {
-  s.check_keys({"seed", "trace", "synthetic", "transforms"});
+  s.check_keys({"seed", "trace", "synthetic", "transforms", "allow_large"});
   workload::WorkloadSpec w;
+  s.optional_bool("allow_large", w.allow_large);
   if (s.present("seed")) w.seed = static_cast<std::uint64_t>(s.integer("seed", s.value("seed"), 0, INT64_MAX));
   if (s.present("trace") == s.present("synthetic"))
     throw InputError(fmt::format("{}: key '{}': give exactly one of 'trace' or 'synthetic'", s.where(s.node()),
@@ -118,11 +147,22 @@ workload::WorkloadSpec read_workload(const YamlSection& s, const std::filesystem
     w.trace = trace;
   } else {
     YamlSection y = s.child("synthetic");
+    w.where = fmt::format("{}: key '{}'", y.where(y.node()), s.key_path("synthetic"));
     y.check_keys({"requests", "duration_s", "arrivals", "input", "output", "lengths_file"});
     workload::SyntheticSpec syn;
-    if (y.present("requests"))
+    if (y.present("requests")) {
       syn.requests = static_cast<std::uint64_t>(y.integer("requests", y.value("requests"), 1, INT64_MAX));
-    if (y.present("duration_s")) syn.duration_s = y.positive("duration_s");
+      if (*syn.requests > workload::limits::kMaxRequests && !w.allow_large)
+        too_large(y, "requests", fmt::format("{} requests are above the limit of {}", *syn.requests,
+                                             workload::limits::kMaxRequests));
+    }
+    if (y.present("duration_s")) {
+      syn.duration_s = within(y, "duration_s", y.positive("duration_s"), 0, workload::limits::kMaxArrivalS,
+                              "a number of seconds");
+      if (*syn.duration_s > workload::limits::kMaxDurationS && !w.allow_large)
+        too_large(y, "duration_s", fmt::format("{:g} s is above the limit of {:.0f} s (30 days)", *syn.duration_s,
+                                               workload::limits::kMaxDurationS));
+    }
     YamlSection a = y.child("arrivals");
     std::string process = a.choice("process", {"poisson", "gamma", "on_off"});
     if (process == "poisson") {
@@ -131,14 +171,24 @@ workload::WorkloadSpec read_workload(const YamlSection& s, const std::filesystem
     } else if (process == "gamma") {
       a.check_keys({"process", "rate", "cv"});
       syn.arrivals.process = workload::ArrivalKind::gamma;
-      syn.arrivals.cv = a.positive("cv");
+      syn.arrivals.cv = cv(a, "cv");
     } else {
       a.check_keys({"process", "rate", "on_s", "off_s"});
       syn.arrivals.process = workload::ArrivalKind::on_off;
-      syn.arrivals.on_s = a.positive("on_s");
-      syn.arrivals.off_s = a.number("off_s", a.required("off_s"), true);
+      syn.arrivals.on_s = seconds(a, "on_s", false);
+      syn.arrivals.off_s = seconds(a, "off_s", true);
     }
-    syn.arrivals.rate = a.positive("rate");
+    syn.arrivals.rate = rate(a, "rate");
+    // Only a duration bounds it: the requests it would bring, on average.
+    if (syn.duration_s && !syn.requests && !w.allow_large) {
+      const workload::ArrivalSpec& ar = syn.arrivals;
+      const double on_share = ar.process == workload::ArrivalKind::on_off ? ar.on_s / (ar.on_s + ar.off_s) : 1.0;
+      const double expected = ar.rate * on_share * *syn.duration_s;
+      if (expected > static_cast<double>(workload::limits::kMaxRequests))
+        too_large(y, "duration_s",
+                  fmt::format("{:g} s at {:g} requests per second bring about {:.0f} requests, above the limit of {}",
+                              *syn.duration_s, ar.rate, expected, workload::limits::kMaxRequests));
+    }
     if (y.present("lengths_file")) {
       if (y.present("input") || y.present("output"))
         throw InputError(fmt::format("{}: key '{}': give either 'lengths_file' or 'input' and 'output'",
@@ -166,20 +216,20 @@ workload::WorkloadSpec read_workload(const YamlSection& s, const std::filesystem
       YamlSection win = t.child("window");
       win.check_keys({"start_s", "end_s"});
       workload::WindowSpec ws;
-      win.optional_number("start_s", ws.start_s, true);
-      if (win.present("end_s")) ws.end_s = win.positive("end_s");
+      if (win.present("start_s")) ws.start_s = seconds(win, "start_s", true);
+      if (win.present("end_s")) ws.end_s = seconds(win, "end_s", false);
       if (ws.end_s && *ws.end_s <= ws.start_s)
         win.fail(win.value("end_s"), "end_s", fmt::format("expected a time after start_s ({}), got {}", ws.start_s, *ws.end_s));
       w.transforms.window = ws;
     }
-    t.optional_number("rate_scale", w.transforms.rate_scale);
-    t.optional_number("time_scale", w.transforms.time_scale);
+    if (t.present("rate_scale")) w.transforms.rate_scale = factor(t, "rate_scale");
+    if (t.present("time_scale")) w.transforms.time_scale = factor(t, "time_scale");
     if (t.present("burst")) {
       YamlSection b = t.child("burst");
       b.check_keys({"at_s", "duration_s", "factor"});
       workload::BurstSpec bs;
-      bs.at_s = b.number("at_s", b.required("at_s"), true);
-      if (b.present("duration_s")) bs.duration_s = b.positive("duration_s");
+      bs.at_s = seconds(b, "at_s", true);
+      if (b.present("duration_s")) bs.duration_s = seconds(b, "duration_s", false);
       if (b.present("factor")) bs.factor = static_cast<int>(b.integer("factor", b.value("factor"), 2, 1000));
       w.transforms.burst = bs;
     }

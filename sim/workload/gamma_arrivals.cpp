@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/workload/workload_limits.hpp"
 
 namespace headroom::workload {
 
@@ -14,6 +15,8 @@ GammaArrivals::GammaArrivals(double rate, double cv) {
     throw InputError("gamma arrivals: rate must be a positive number of requests per second, got " + fmt::format("{}", rate));
   if (!(cv > 0) || !std::isfinite(cv))
     throw InputError("gamma arrivals: cv must be a positive number, got " + fmt::format("{}", cv));
+  if (cv > limits::kMaxCv)  // cv² must stay finite
+    throw InputError(fmt::format("gamma arrivals: cv must be at most {} (docs/limits.md), got {}", limits::kMaxCv, cv));
   shape_ = 1.0 / (cv * cv);
   scale_ = cv * cv / rate;
 }

@@ -7,6 +7,7 @@
 #include "sim/workload/independent_lengths.hpp"
 #include "sim/workload/lognormal_length.hpp"
 #include "sim/workload/burst.hpp"
+#include "sim/workload/limited_source.hpp"
 #include "sim/workload/max_requests.hpp"
 #include "sim/workload/on_off_arrivals.hpp"
 #include "sim/workload/open_trace.hpp"
@@ -81,7 +82,9 @@ std::unique_ptr<RequestSource> make_source(const WorkloadSpec& spec) {
   if (t.burst) source = std::make_unique<Burst>(std::move(source), t.burst->at_s, t.burst->duration_s, t.burst->factor);
   if (t.clip) source = std::make_unique<ClipToContext>(std::move(source), t.clip->context, t.clip->mode);
   if (t.max_requests) source = std::make_unique<MaxRequests>(std::move(source), *t.max_requests);
-  return source;
+  return std::make_unique<LimitedSource>(std::move(source), spec.trace ? spec.trace->path
+                                         : spec.where.empty() ? "synthetic workload" : spec.where,
+                                         spec.allow_large, spec.allow_large_how);
 }
 
 }  // namespace headroom::workload

@@ -86,6 +86,9 @@ struct WorkloadSpec {
   std::optional<SyntheticSpec> synthetic;
   TransformSpec transforms;
   std::uint64_t seed = 0;  // synthetic arrivals and lengths, thinning, sampling from a file
+  bool allow_large = false;  // lifts the request and duration caps (workload_limits.hpp)
+  std::string where;         // names a synthetic workload in errors (its scenario's file and key)
+  std::string allow_large_how = "set workload.allow_large: true";  // how the caps' errors say to lift them
 };
 
 }  // namespace headroom::workload

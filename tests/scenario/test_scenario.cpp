@@ -157,8 +157,14 @@ TEST_CASE("scenario: policy, compare, burst and mla_decode_out are read, and the
         std::string::npos);
   CHECK(error_of(burst_base + "{duration_s: 5}\n").find("burst.at_s") != std::string::npos);
 
-  // Parsed here; refused at start-up for a model without MLA (engine_config resolve).
-  Scenario m = parse_scenario(kBase + "engine: {kind: vllm, mla_decode_out: per-layer}\n", "x.yaml", "/tmp");
+  // The engine's cross-field rule (engine_config resolve) runs as the file is read: a model without
+  // MLA is refused there, naming the line, before anything starts.
+  CHECK(error_of(kBase + "engine: {kind: vllm, mla_decode_out: per-layer}\n") ==
+        "x.yaml:4:38: key 'engine.mla_decode_out': vllm mla_decode_out: 'per-layer' applies to MLA models only, and "
+        "model 'Llama-3.1-8B' is not one");
+  std::string mla = kBase;
+  mla.replace(mla.find("Llama-3.1-8B"), 12, "DeepSeek-R1");
+  Scenario m = parse_scenario(mla + "engine: {kind: vllm, mla_decode_out: per-layer}\n", "x.yaml", "/tmp");
   CHECK(std::get<engine::VllmConfig>(m.engine).mla_decode_out == model::DecodeOutBuffer::per_layer);
   CHECK(error_of(kBase + "engine: {kind: vllm, mla_decode_out: sideways}\n").find("mla_decode_out") != std::string::npos);
 }
