@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 
 namespace headroom {
 
@@ -68,6 +69,7 @@ std::string read_text_file(const std::filesystem::path& path, std::string_view w
   if (!fs::exists(st)) throw InputError(fmt::format("{}: no such file (the {} to read)", path.string(), what));
   if (fs::is_directory(st))
     throw InputError(fmt::format("{}: is a folder; expected the {} file", path.string(), what));
+  refuse_special_file(path, what);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open the {} ({})", path.string(), what, std::strerror(errno)));
   std::stringstream buf;
