@@ -6,6 +6,7 @@
 #include "sim/allocator/pickle_reader.hpp"
 #include "sim/allocator/snapshot_detail.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 
 namespace headroom::alloc {
 
@@ -40,6 +41,7 @@ Snapshot read_snapshot_pickle(const std::string& bytes, const std::string& where
 Snapshot read_snapshot(const std::filesystem::path& path) {
   const std::string where = path.string();
   std::error_code ec;
+  refuse_special_file(path, "snapshot");
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw InputError(where + (std::filesystem::exists(path, ec) ? ": not a regular file" : ": no such file"));
   }

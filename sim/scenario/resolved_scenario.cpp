@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/allocator/alloc_config.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/scenario/simulation.hpp"
 
 namespace headroom::scenario {
@@ -89,6 +90,7 @@ void emit_engine(YAML::Emitter& e, const engine::EngineConfig& config) {
 
 // The workload section as written, with file paths replaced by the resolved absolute ones.
 YAML::Node workload_node(const Scenario& s) {
+  refuse_special_file(s.file, "scenario");
   std::ifstream in(s.file);
   std::stringstream buf;
   buf << in.rdbuf();

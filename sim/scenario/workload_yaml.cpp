@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/workload/field_parse.hpp"
 
 namespace headroom::scenario {
@@ -66,6 +67,15 @@ workload::LengthSpec read_length(const YamlSection& s) {
   return l;
 }
 
+// A FIFO, device or socket fails here, naming the key, rather than blocking the run that opens it.
+void refuse_special_input(const YamlSection& s, const std::string& path, std::string_view what) {
+  try {
+    refuse_special_file(path, what);
+  } catch (const InputError& e) {
+    s.fail(s.value("path"), "path", e.what());
+  }
+}
+
 }  // namespace
 
 std::string resolve_data_path(std::string_view path, const std::filesystem::path& relative_to) {
@@ -93,6 +103,7 @@ workload::WorkloadSpec read_workload(const YamlSection& s, const std::filesystem
     t.check_keys({"path", "sort", "skip_bad_rows", "keep_zero_output"});
     workload::TraceSpec trace;
     trace.path = resolve_data_path(t.text("path"), relative_to);
+    refuse_special_input(t, trace.path, "trace");
     read_trace_options(t, trace.options, true);
     w.trace = trace;
   } else {
@@ -126,6 +137,7 @@ workload::WorkloadSpec read_workload(const YamlSection& s, const std::filesystem
       f.check_keys({"path", "order", "skip_bad_rows", "keep_zero_output"});
       workload::LengthFileSpec lf;
       lf.path = resolve_data_path(f.text("path"), relative_to);
+      refuse_special_input(f, lf.path, "lengths file");
       if (f.present("order"))
         lf.order = f.choice("order", {"sequential", "sample"}) == "sample" ? workload::LengthOrder::sample
                                                                          : workload::LengthOrder::sequential;
