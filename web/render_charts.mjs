@@ -4,7 +4,8 @@
 //   node render_charts.mjs REPORT.html OUT_DIR png|svg
 // Chromium: $HEADROOM_CHROMIUM, default /usr/bin/chromium (Debian's `chromium` package).
 // Exit 0 with the written paths on stdout, 1 with a message on stderr.
-import { rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { launchChromium } from './chromium.mjs';
@@ -38,7 +39,16 @@ try {
     const file = path.join(outDir, `${c.id}.${format}`);
     const bytes = format === 'svg' ? Buffer.from(c.data, 'utf8')
                                    : Buffer.from(c.data.replace(/^data:image\/png;base64,/, ''), 'base64');
-    writeFileSync(file, bytes);
+    // As headroom writes its own outputs (sim/core/atomic_file.hpp): a temporary created exclusively
+    // ('wx': never through a link planted in the folder), renamed over the image when complete.
+    const tmp = `${file}.tmp-${randomBytes(6).toString('hex')}`;
+    try {
+      writeFileSync(tmp, bytes, { flag: 'wx' });
+      renameSync(tmp, file);
+    } catch (e) {
+      rmSync(tmp, { force: true });
+      throw e;
+    }
     console.log(file);
   }
 } catch (e) {

@@ -10,6 +10,7 @@
 #include "sim/allocator/snapshot_limits.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/out_of_memory.hpp"
+#include "sim/core/input_file.hpp"
 
 namespace headroom::alloc {
 
@@ -46,6 +47,7 @@ namespace {
 Snapshot read_snapshot_file(const std::filesystem::path& path) {
   const std::string where = path.string();
   std::error_code ec;
+  refuse_special_file(path, "snapshot");
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw InputError(where + (std::filesystem::exists(path, ec) ? ": not a regular file" : ": no such file"));
   }

@@ -3,16 +3,21 @@
 // policy, the scenario as resolved and report.html into the output folder.
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/output_folder.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/report/chart_images.hpp"
+#include "sim/report/compare_report_page.hpp"
 #include "sim/report/comparison_report.hpp"
+#include "sim/report/html_report.hpp"
 #include "sim/report/report_folder.hpp"
 #include "sim/report/run_report.hpp"
 #include "sim/scenario/comparison.hpp"
@@ -50,8 +55,8 @@ void compare(const CompareArgs& a) {
   if (a.png) report::require_chart_renderer("png");
   if (a.svg) report::require_chart_renderer("svg");
   const std::string resolved = scenario::resolved_scenario_yaml(sc);
-  fs::path out = a.out_dir.empty() ? fs::path("out") / sc.name / "compare" : fs::path(a.out_dir);
-  create_output_folder(out);
+  fs::path out = a.out_dir.empty() ? scenario::default_output_folder(sc) / "compare" : fs::path(a.out_dir);
+  const auto lock = open_output_folder(out);
 
   std::vector<scenario::Outcome> outcomes = scenario::compare_policies(sc, policies, a.threads);
   const bool amd = sc.gpu.vendor == "amd";
@@ -65,24 +70,34 @@ void compare(const CompareArgs& a) {
     if (outcomes[i].started()) files[i] = fmt::format("timeline.{:02}.{}.csv", i, slug(outcomes[i].label));
     j["policies"][i]["timeline_csv"] = files[i].empty() ? nlohmann::json(nullptr) : nlohmann::json(files[i]);
   }
-  // Every output's text is ready before the first file is written (docs/bad-input.md).
-  const std::string comparison = j.dump(2) + "\n";
+  // Every output's text is ready before the first file is written (docs/bad-input.md), report.html
+  // included: drawn from these texts, as `headroom report DIR` would draw it from the saved files.
+  std::map<std::string, std::string> texts;
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
     if (files[i].empty()) continue;
     const scenario::Outcome& o = outcomes[i];
-    write_file_atomically(out / files[i], [&](std::ostream& s) { report::write_timeline_csv(s, o.start.startup, o.serving->timeline); });
+    std::ostringstream s;
+    report::write_timeline_csv(s, o.start.startup, o.serving->timeline);
+    texts[files[i]] = s.str();
   }
-  write_file_atomically(out / "scenario.resolved.yaml", [&](std::ostream& s) { s << resolved; });
-  write_file_atomically(out / "comparison.json", [&](std::ostream& s) { s << comparison; });
-  // report.html from the files just written, as `headroom report DIR` would rebuild it.
-  const report::FolderReport html = report::write_folder_report(out, a.png, a.svg);
+  texts["scenario.resolved.yaml"] = resolved;
+  texts["comparison.json"] = j.dump(2) + "\n";
+  const nlohmann::json page = report::compare_report_page(report::OutputFolder(out, texts));
+  StagedOutputs outputs;
+  for (const std::string& f : files)
+    if (!f.empty()) outputs.add(out / f, texts[f]);
+  outputs.add(out / "scenario.resolved.yaml", resolved);
+  outputs.add(out / "comparison.json", texts["comparison.json"]);
+  outputs.add(out / "report.html", report::html_report(page));
+  outputs.commit();
+  const std::vector<fs::path> images = report::render_report_images(out / "report.html", page, a.png, a.svg);
   if (a.json) {
     fmt::print("{}\n", j.dump(2));
     return;
   }
   report::print_comparison(std::cout, fmt::format("{}: {} policies on the same workload", sc.name, rows.size()), rows);
   fmt::print("  outputs: {}/comparison.json, a timeline per policy, scenario.resolved.yaml, report.html\n", out.string());
-  if (!html.images.empty()) fmt::print("  charts: {} files in {}\n", html.images.size(), out.string());
+  if (!images.empty()) fmt::print("  charts: {} files in {}\n", images.size(), out.string());
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/device/gpu_profile.hpp"
 #include "sim/latency/fit.hpp"
 #include "sim/latency/measurements.hpp"
@@ -32,6 +33,7 @@ std::string percent(double fraction) { return fmt::format("{:.2f} %", 100 * frac
 void run_fit(const FitArgs& a) {
   const fs::path profile_path(a.profile);
   std::error_code ec;
+  refuse_special_file(profile_path, "GPU profile");
   if (!fs::is_regular_file(profile_path, ec))
     throw InputError(fmt::format("{}: no such file (headroom fit takes the path of a measured profile YAML, "
                                  "as headroom-calibrate writes it)",

@@ -16,8 +16,12 @@
 #include "sim/core/did_you_mean.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/out_of_memory.hpp"
+#include "sim/core/output_lock.hpp"
 
 int main(int argc, char** argv) {
+  std::string command_line = "headroom";  // what an output folder's lock says its holder runs
+  for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
+  headroom::set_lock_command_line(command_line);
   CLI::App app{"headroom: GPU memory of LLM serving engines, simulated to the byte"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "headroom 0.1.0");

@@ -1,8 +1,11 @@
 // headroom replay SNAPSHOT: replays a recorded PyTorch allocator history through the model and
 // reports how faithfully it is reproduced, then optional what-if configurations; with -o DIR it saves
 // the results and report.html there.
+#include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
@@ -11,11 +14,14 @@
 #include "sim/allocator/replay.hpp"
 #include "sim/allocator/snapshot.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/output_folder.hpp"
 #include "sim/cli/whole_number.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/report/chart_images.hpp"
+#include "sim/report/html_report.hpp"
 #include "sim/report/replay_outputs.hpp"
+#include "sim/report/replay_report_page.hpp"
 #include "sim/report/report_folder.hpp"
 
 namespace headroom::cli {
@@ -102,6 +108,10 @@ void run_replay(const ReplayArgs& a) {
   if (a.svg) report::require_chart_renderer("svg");
 
   alloc::Snapshot snap = alloc::read_snapshot(a.snapshot);
+  // The output folder is made and locked before the replays (a second replay into it is refused
+  // now, not after its work), and written only once every result is computed.
+  std::unique_ptr<OutputFolderLock> lock;
+  if (!a.out_dir.empty()) lock = open_output_folder(a.out_dir);
   alloc::ReplayOptions faithful_options = base;
   faithful_options.keep_segments_at_peak = !a.out_dir.empty();  // the report's segment map at the peak
   alloc::ReplayReport faithful = alloc::replay_snapshot(snap, faithful_options);
@@ -118,10 +128,17 @@ void run_replay(const ReplayArgs& a) {
       rows.push_back(alloc::replay_snapshot(snap, o));
     }
   }
-  // Every result is computed; the output folder is made before the first file is written, so a
-  // folder that cannot be made leaves no other output behind.
+  // Every output is computed, report.html included (drawn from the texts the folder will hold, as
+  // `headroom report DIR` would draw it from the saved files), before the first file is written.
   const nlohmann::json result = report::replay_result_json(a.snapshot, faithful, rows, capacity);
-  if (!a.out_dir.empty()) create_output_folder(a.out_dir);
+  const std::filesystem::path out(a.out_dir);
+  std::map<std::string, std::string> files;
+  nlohmann::json page;
+  if (!a.out_dir.empty()) {
+    files = report::replay_output_files(result, faithful, rows);
+    page = report::replay_report_page(report::OutputFolder(out, files));
+    files["report.html"] = report::html_report(page);
+  }
   if (!a.timeline_csv.empty())
     write_file_atomically(a.timeline_csv, [&](std::ostream& o) { report::write_replay_timeline_csv(o, faithful.timeline); });
   if (!a.export_path.empty()) {
@@ -129,10 +146,15 @@ void run_replay(const ReplayArgs& a) {
     if (p.size() >= 5 && p.substr(p.size() - 5) == ".json") alloc::write_snapshot_json(faithful.final_model_state, p);
     else alloc::write_snapshot_pickle(faithful.final_model_state, p);
   }
-  report::FolderReport html;
+  std::vector<std::filesystem::path> images;
   if (!a.out_dir.empty()) {
-    report::write_replay_outputs(a.out_dir, result, faithful, rows);
-    html = report::write_folder_report(a.out_dir, a.png, a.svg);
+    StagedOutputs outputs;
+    for (const char* name : {"replay.json", "timeline.csv", "what_if_timeline.csv", "segments.json", "report.html"})
+      if (files.count(name)) outputs.add(out / name, files[name]);
+    outputs.commit();
+    std::error_code ec;
+    if (!files.count("what_if_timeline.csv")) std::filesystem::remove(out / "what_if_timeline.csv", ec);  // an earlier run's
+    images = report::render_report_images(out / "report.html", page, a.png, a.svg);
   }
   if (a.json) {
     fmt::print("{}\n", result.dump(2));
@@ -143,7 +165,7 @@ void run_replay(const ReplayArgs& a) {
   if (!a.out_dir.empty()) {
     fmt::print("\noutputs in {}: replay.json, timeline.csv, segments.json{}, report.html\n", a.out_dir,
                rows.empty() ? "" : ", what_if_timeline.csv");
-    if (!html.images.empty()) fmt::print("charts: {} files in {}\n", html.images.size(), a.out_dir);
+    if (!images.empty()) fmt::print("charts: {} files in {}\n", images.size(), a.out_dir);
   }
 }
 

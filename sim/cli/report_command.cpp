@@ -1,12 +1,15 @@
 // headroom report DIR: rebuilds report.html from the outputs a command saved in DIR (headroom run's
 // summary.json and CSVs, replay -o's replay.json, compare's comparison.json, tune's tune.json),
 // optionally with the charts as images.
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <system_error>
 
 #include <fmt/format.h>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/output_folder.hpp"
 #include "sim/report/chart_images.hpp"
 #include "sim/report/report_folder.hpp"
 
@@ -23,6 +26,10 @@ struct ReportArgs {
 void run_report(const ReportArgs& a) {
   if (a.png) report::require_chart_renderer("png");
   if (a.svg) report::require_chart_renderer("svg");
+  // Locked like the commands that write the folder: no report of a folder half rewritten by a run.
+  std::unique_ptr<OutputFolderLock> lock;
+  std::error_code ec;
+  if (std::filesystem::is_directory(a.dir, ec)) lock = lock_output_folder(a.dir);
   const report::FolderReport r = report::write_folder_report(a.dir, a.png, a.svg);
   fmt::print("{}\n", r.html.string());
   for (const auto& p : r.images) fmt::print("{}\n", p.string());

@@ -3,8 +3,8 @@
 // the resolved scenario (every default filled in) and report.html into the output folder.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <unistd.h>
 
@@ -12,13 +12,16 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/output_folder.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/engine/startup.hpp"
 #include "sim/policy/policy.hpp"
 #include "sim/report/chart_images.hpp"
+#include "sim/report/html_report.hpp"
 #include "sim/report/report_folder.hpp"
 #include "sim/report/run_report.hpp"
+#include "sim/report/run_report_page.hpp"
 #include "sim/scenario/deployment_facts.hpp"
 #include "sim/scenario/resolved_scenario.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -88,8 +91,8 @@ void run(const RunArgs& a) {
   scenario::Scenario sc = scenario::load_scenario(a.scenario);
   if (a.png) report::require_chart_renderer("png");
   if (a.svg) report::require_chart_renderer("svg");
-  fs::path out = a.out_dir.empty() ? fs::path("out") / sc.name : fs::path(a.out_dir);
-  create_output_folder(out);
+  fs::path out = a.out_dir.empty() ? scenario::default_output_folder(sc) : fs::path(a.out_dir);
+  const auto lock = open_output_folder(out);
 
   engine::Deployment dep = scenario::deployment(sc);
   dep.check_allocator_each_operation = a.check;  // from the first weight tensor on
@@ -143,17 +146,23 @@ void run(const RunArgs& a) {
   }
   nlohmann::json j = report::summary_json(summary);
   j["verdict"] = report::verdict(summary);
-  // Every output's text is ready before the first file is written (docs/bad-input.md).
+  // Every output's text is ready before the first file is written (docs/bad-input.md), report.html
+  // included: drawn from these texts, as `headroom report DIR` would draw it from the saved files.
   const std::string summary_text = j.dump(2) + "\n";
   const std::string resolved = scenario::resolved_scenario_yaml(sc, st.config);
-  write_file_atomically(out / "summary.json", [&](std::ostream& o) { o << summary_text; });
-  write_file_atomically(out / "timeline.csv", [&](std::ostream& o) {
-    report::write_timeline_csv(o, st, st.ok ? serving.timeline : std::vector<engine::TimelinePoint>{});
-  });
-  requests_csv.commit();
-  write_file_atomically(out / "scenario.resolved.yaml", [&](std::ostream& o) { o << resolved; });
-  // report.html from the files just written, as `headroom report DIR` would rebuild it.
-  const report::FolderReport html = report::write_folder_report(out, a.png, a.svg);
+  std::ostringstream timeline;
+  report::write_timeline_csv(timeline, st, st.ok ? serving.timeline : std::vector<engine::TimelinePoint>{});
+  const std::string timeline_text = timeline.str();
+  const nlohmann::json page = report::run_report_page(report::OutputFolder(
+      out, {{"summary.json", summary_text}, {"timeline.csv", timeline_text}, {"scenario.resolved.yaml", resolved}}));
+  StagedOutputs outputs;
+  outputs.add(out / "summary.json", summary_text);
+  outputs.add(out / "timeline.csv", timeline_text);
+  outputs.adopt(requests_csv);
+  outputs.add(out / "scenario.resolved.yaml", resolved);
+  outputs.add(out / "report.html", report::html_report(page));
+  outputs.commit();
+  const std::vector<fs::path> images = report::render_report_images(out / "report.html", page, a.png, a.svg);
   if (a.json) {
     fmt::print("{}\n", j.dump(2));
     return;
@@ -162,7 +171,7 @@ void run(const RunArgs& a) {
   fmt::print("  verdict          {}\n", report::verdict(summary));
   fmt::print("  outputs          {}/summary.json, timeline.csv, requests.csv, scenario.resolved.yaml, report.html\n",
              out.string());
-  if (!html.images.empty()) fmt::print("  charts           {} files in {}\n", html.images.size(), out.string());
+  if (!images.empty()) fmt::print("  charts           {} files in {}\n", images.size(), out.string());
 }
 
 }  // namespace

@@ -15,11 +15,13 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/output_folder.hpp"
 #include "sim/cli/ranks.hpp"
 #include "sim/cli/whole_number.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/out_of_memory.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/scenario/sweep.hpp"
 
 namespace headroom::cli {
@@ -44,6 +46,7 @@ std::vector<std::string> local_point_files(const scenario::SweepGrid& grid, cons
     std::error_code ec;
     const fs::path f = scenario::sweep_point_file(out, p);
     if (!fs::exists(f, ec)) continue;
+    refuse_special_file(f, "sweep point's result");
     std::ifstream in(f, std::ios::binary);
     std::stringstream buf;
     buf << in.rdbuf();
@@ -52,8 +55,9 @@ std::vector<std::string> local_point_files(const scenario::SweepGrid& grid, cons
   return items;
 }
 
-// Rank 0 writes the point files other ranks sent that its own folder lacks (ranks on machines
-// without a shared folder).
+// Rank 0 writes the point files other ranks sent that its own folder lacks or holds stale (ranks on
+// machines without a shared folder); a sent file itself stale (from the files before a change) is
+// dropped, and its point runs again.
 std::size_t store_gathered(const scenario::SweepGrid& grid, const fs::path& out, const std::vector<std::string>& items) {
   std::size_t stored = 0;
   fs::create_directories(out / "points");
@@ -62,10 +66,12 @@ std::size_t store_gathered(const scenario::SweepGrid& grid, const fs::path& out,
     const std::string id = item.substr(0, nl);
     auto it = std::find_if(grid.points.begin(), grid.points.end(), [&](const auto& p) { return p.id == id; });
     if (it == grid.points.end()) continue;
+    const std::string text = item.substr(nl + 1);
+    if (!scenario::sweep_point_current(nlohmann::json::parse(text, nullptr, false), *it)) continue;
     const fs::path f = scenario::sweep_point_file(out, *it);
     std::error_code ec;
-    if (fs::exists(f, ec)) continue;
-    write_file_atomically(f, [&](std::ostream& o) { o << item.substr(nl + 1); });
+    if (fs::exists(f, ec) && scenario::sweep_point_current(scenario::read_sweep_point(out, *it), *it)) continue;
+    write_file_atomically(f, [&](std::ostream& o) { o << text; });
     ++stored;
   }
   return stored;
@@ -89,9 +95,14 @@ void print_table(const scenario::SweepGrid& grid, const fs::path& out) {
 
 void sweep(const SweepArgs& a, const Ranks& ranks) {
   const scenario::SweepGrid grid = scenario::load_sweep_grid(a.grid);  // every point validated here
-  const fs::path out = a.out_dir.empty() ? fs::path("out") / grid.name : fs::path(a.out_dir);
+  const fs::path out = a.out_dir.empty() ? scenario::default_output_folder(grid.name, grid.name_at, grid.file)
+                                        : fs::path(a.out_dir);
   create_output_folder(out / "points");
   const bool root = ranks.rank() == 0;
+  // Rank 0 holds the folder for the whole sweep; other ranks write into it only after rank 0 has
+  // taken it (they wait for its broadcast), or into their own machine's folder.
+  std::unique_ptr<OutputFolderLock> lock;
+  if (root) lock = lock_output_folder(out);
   if (a.collect) {
     if (root) {
       scenario::write_sweep_results(grid, out);
@@ -104,9 +115,9 @@ void sweep(const SweepArgs& a, const Ranks& ranks) {
   // Rank 0 gets every finished point any rank holds, then decides what is left and tells everyone.
   if (ranks.size() > 1) store_gathered(grid, out, ranks.gather(root ? std::vector<std::string>{} : local_point_files(grid, out)));
   std::vector<std::size_t> pending;
-  std::size_t resumed = 0, remaining_after = 0;
+  std::size_t resumed = 0, remaining_after = 0, changed = 0;
   if (root) {
-    pending = scenario::pending_sweep_points(grid, out);
+    pending = scenario::pending_sweep_points(grid, out, &changed);
     resumed = grid.points.size() - pending.size();
     if (a.max_points > 0 && pending.size() > a.max_points) {
       remaining_after = pending.size() - a.max_points;
@@ -136,6 +147,10 @@ void sweep(const SweepArgs& a, const Ranks& ranks) {
   fmt::print("sweep {}: {} points ({}), {} resumed, {} run on {} rank{} × {} thread{}\n", grid.name, grid.points.size(),
              fmt::join(grid.axes, " × "), resumed, pending.size(), ranks.size(), ranks.size() == 1 ? "" : "s", threads,
              threads == 1 ? "" : "s");
+  if (changed > 0)
+    fmt::print("  {} earlier result{} not resumed: files {} read (trace, lengths file, config.json or GPU profile) "
+               "have changed since\n",
+               changed, changed == 1 ? " was" : "s were", changed == 1 ? "its point" : "their points");
   if (remaining_after > 0) {
     fmt::print("  stopped after {} point{} (--max-points): {} remain; run the same command again to resume\n",
                pending.size(), pending.size() == 1 ? "" : "s", remaining_after);

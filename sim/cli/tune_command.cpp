@@ -11,10 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/output_folder.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/report/chart_images.hpp"
+#include "sim/report/html_report.hpp"
 #include "sim/report/report_folder.hpp"
+#include "sim/report/tune_report_page.hpp"
 #include "sim/scenario/deployment_facts.hpp"
 #include "sim/scenario/resolved_scenario.hpp"
 #include "sim/scenario/tune.hpp"
@@ -89,26 +92,32 @@ void tune(const TuneArgs& a) {
   auto [lo, hi] = parse_range(a.range);
   std::vector<scenario::StressVariant> variants =
       a.stress.empty() ? scenario::default_stress(sc) : scenario::parse_stress(a.stress);
-  fs::path out = a.out_dir.empty() ? fs::path("out") / sc.name / "tune" : fs::path(a.out_dir);
+  fs::path out = a.out_dir.empty() ? scenario::default_output_folder(sc) / "tune" : fs::path(a.out_dir);
   scenario::knob_info(sc, a.knob);  // a bad knob fails before the output folder is made
   if (a.png) report::require_chart_renderer("png");
   if (a.svg) report::require_chart_renderer("svg");
   const std::string resolved = scenario::resolved_scenario_yaml(sc);
-  create_output_folder(out);
+  const auto lock = open_output_folder(out);
 
   scenario::TuneResult r = scenario::tune(sc, a.knob, lo, hi, a.points, variants, a.threads);
   nlohmann::json j = tune_json(sc, lo, hi, r);
-  const std::string tune_text = j.dump(2) + "\n";  // every output's text before the first file is written
-  write_file_atomically(out / "frontier.csv", [&](std::ostream& o) {
-    o << "value,started,kv_tokens,oom,failed_variant,ttft_p99_s,tpot_p99_s,preemptions,failure\n";
-    for (const auto& p : r.frontier)
-      o << fmt::format("{},{},{},{},{},{:.6f},{:.6f},{},{}\n", p.value, p.started ? 1 : 0, p.kv_tokens, p.failed ? 1 : 0,
-                       p.failed_variant, p.ttft_p99_s, p.tpot_p99_s, p.preemptions, quoted(p.failure));
-  });
-  write_file_atomically(out / "scenario.resolved.yaml", [&](std::ostream& o) { o << resolved; });
-  write_file_atomically(out / "tune.json", [&](std::ostream& o) { o << tune_text; });
-  // report.html from the files just written, as `headroom report DIR` would rebuild it.
-  const report::FolderReport html = report::write_folder_report(out, a.png, a.svg);
+  // Every output's text is ready before the first file is written, report.html included: drawn from
+  // these texts, as `headroom report DIR` would draw it from the saved files.
+  const std::string tune_text = j.dump(2) + "\n";
+  std::string frontier = "value,started,kv_tokens,oom,failed_variant,ttft_p99_s,tpot_p99_s,preemptions,failure\n";
+  for (const auto& p : r.frontier)
+    frontier += fmt::format("{},{},{},{},{},{:.6f},{:.6f},{},{}\n", p.value, p.started ? 1 : 0, p.kv_tokens,
+                            p.failed ? 1 : 0, p.failed_variant, p.ttft_p99_s, p.tpot_p99_s, p.preemptions,
+                            quoted(p.failure));
+  const nlohmann::json page = report::tune_report_page(report::OutputFolder(
+      out, {{"frontier.csv", frontier}, {"scenario.resolved.yaml", resolved}, {"tune.json", tune_text}}));
+  StagedOutputs outputs;
+  outputs.add(out / "frontier.csv", frontier);
+  outputs.add(out / "scenario.resolved.yaml", resolved);
+  outputs.add(out / "tune.json", tune_text);
+  outputs.add(out / "report.html", report::html_report(page));
+  outputs.commit();
+  const std::vector<fs::path> images = report::render_report_images(out / "report.html", page, a.png, a.svg);
   if (a.json) {
     fmt::print("{}\n", j.dump(2));
     return;
@@ -131,7 +140,7 @@ void tune(const TuneArgs& a) {
     fmt::print("  best         none: every value ran out of memory or failed to start; widen the range\n");
   if (!r.monotone) fmt::print("  note         the frontier is not monotone: a value beyond the first failure passed\n");
   fmt::print("  outputs      {}/frontier.csv, tune.json, scenario.resolved.yaml, report.html\n", out.string());
-  if (!html.images.empty()) fmt::print("  charts       {} files in {}\n", html.images.size(), out.string());
+  if (!images.empty()) fmt::print("  charts       {} files in {}\n", images.size(), out.string());
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/out_of_memory.hpp"
 #include "sim/core/units.hpp"
+#include "sim/core/input_file.hpp"
 
 namespace headroom {
 
@@ -75,6 +76,7 @@ std::string read_text_file(const std::filesystem::path& path, std::string_view w
   if (!fs::exists(st)) throw InputError(fmt::format("{}: no such file (the {} to read)", path.string(), what));
   if (fs::is_directory(st))
     throw InputError(fmt::format("{}: is a folder; expected the {} file", path.string(), what));
+  refuse_special_file(path, what);
   if (fs::is_regular_file(st)) {
     const std::uintmax_t size = fs::file_size(path, ec);
     if (!ec && size > max_bytes) throw_too_large(path.string(), what, size, max_bytes);

@@ -1,8 +1,9 @@
 #pragma once
 // Reading a user's whole text file (YAML, JSON, CSV) with the checks every format shares: it must
-// be a regular file, and its bytes UTF-8 text. A UTF-8 byte-order mark is dropped; UTF-16/32 text,
-// invalid UTF-8 and NUL bytes are errors naming the line and column, so that no parser sees them
-// (and no output ever carries them). CRLF line endings are left to the parsers, which accept them.
+// be a regular file (sim/core/input_file.hpp), and its bytes UTF-8 text. A UTF-8 byte-order mark is
+// dropped; UTF-16/32 text, invalid UTF-8 and NUL bytes are errors naming the line and column, so
+// that no parser sees them (and no output ever carries them). CRLF line endings are left to the
+// parsers, which accept them.
 #include <cstdint>
 #include <filesystem>
 #include <optional>

@@ -13,6 +13,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/core/text_file.hpp"
 #include "sim/core/yaml_load.hpp"
 #include "sim/device/builtin_profiles.hpp"
@@ -160,6 +161,7 @@ GpuProfile load_gpu_profile(std::string_view name_or_path) {
   namespace fs = std::filesystem;
   fs::path path(name_or_path);
   std::error_code ec;
+  refuse_special_file(path, "GPU profile");
   if (fs::is_regular_file(path, ec)) {
     return parse_gpu_profile(read_text_file(path, "GPU profile"), path.string());
   }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/core/text_file.hpp"
 #include "sim/model/json_text.hpp"
 #include "sim/model/model_limits.hpp"
@@ -286,6 +287,7 @@ ModelConfig parse_hf_config(const json& j, const std::string& source, const std:
 ModelConfig load_hf_config(const std::filesystem::path& path) {
   namespace fs = std::filesystem;
   fs::path file = fs::is_directory(path) ? path / "config.json" : path;
+  refuse_special_file(file, "model config");
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open the model config", file.string()));
   const std::string text = read_text_file(file, "model config");

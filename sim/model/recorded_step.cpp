@@ -11,6 +11,7 @@
 
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/core/text_file.hpp"
 #include "sim/model/json_text.hpp"
 #include "sim/model/model_limits.hpp"
@@ -59,6 +60,7 @@ std::string text(const json& j, const fs::path& path, const char* field, const c
 }  // namespace
 
 RecordedStep read_recorded_step(const fs::path& path) {
+  refuse_special_file(path, "step description");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw InputError(fmt::format("{}: cannot open the step description (kernels/record_steps.py writes one beside "

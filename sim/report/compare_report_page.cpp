@@ -157,12 +157,12 @@ nlohmann::json latency_view(const std::vector<Row>& rows) {
 // Each started policy's reserved memory over its own timeline, the capacity, and each first OOM as a
 // point on its line (the reserved bytes at the last timeline row at or before the OOM). The y axis
 // starts below the lowest line, not at 0: the policies differ by a few percent of the device.
-nlohmann::json memory_view(const std::filesystem::path& dir, const nlohmann::json& c, const std::vector<Row>& rows,
+nlohmann::json memory_view(const OutputFolder& dir, const nlohmann::json& c, const std::vector<Row>& rows,
                            const std::string& file) {
   nlohmann::json series = nlohmann::json::array(), events = nlohmann::json::array();
   for (const Row& r : rows) {
     if (!r.started) continue;
-    const CsvColumns t = read_csv_columns(dir / r.timeline_csv);
+    const CsvColumns t = dir.csv(r.timeline_csv);
     const std::vector<double>& time = t.column("time_s");
     const std::vector<double>& reserved = t.column("reserved_bytes");
     series.push_back({{"name", r.label}, {"points", xy_points(time, reserved)}});
@@ -207,10 +207,10 @@ std::string compare_verdict(const nlohmann::json& c, const std::string& file) {
   return s + ".";
 }
 
-nlohmann::json compare_report_page(const std::filesystem::path& dir) {
-  const std::string file = (dir / "comparison.json").string();
-  const nlohmann::json c = read_output_json(dir / "comparison.json", kWrittenBy);
-  const std::string resolved = read_output_text(dir / "scenario.resolved.yaml", kWrittenBy);
+nlohmann::json compare_report_page(const OutputFolder& dir) {
+  const std::string file = dir.path("comparison.json").string();
+  const nlohmann::json c = dir.json("comparison.json", kWrittenBy);
+  const std::string resolved = dir.text("scenario.resolved.yaml", kWrittenBy);
   const std::vector<Row> rows = read_rows(c, file);
 
   nlohmann::json page;

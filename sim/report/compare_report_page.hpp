@@ -1,5 +1,5 @@
 #pragma once
-// The report page (sim/report/html_report.hpp) of `headroom compare`, built from the files it saved in
+// The report page (sim/report/html_report.hpp) of `headroom compare`, built from the files it saves in
 // its output folder alone (comparison.json, timeline.NN.<policy>.csv per started policy,
 // scenario.resolved.yaml), so `headroom report DIR` rebuilds the same report.html later.
 // Views: one row per policy side by side (start-up, KV tokens, outcome, OOMs, latency); KV tokens
@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/report/output_files.hpp"
+
 namespace headroom::report {
 
 // The verdict in one sentence, from comparison.json's rows: how many policies serve without running
@@ -18,6 +20,6 @@ namespace headroom::report {
 std::string compare_verdict(const nlohmann::json& comparison, const std::string& file);
 
 // Throws InputError naming the file when an output is missing or malformed.
-nlohmann::json compare_report_page(const std::filesystem::path& dir);
+nlohmann::json compare_report_page(const OutputFolder& dir);
 
 }  // namespace headroom::report

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/core/text_file.hpp"
 
 namespace headroom::report {
@@ -37,14 +38,20 @@ const std::vector<double>& CsvColumns::column(const std::string& name) const {
 }
 
 CsvColumns read_csv_columns(const std::filesystem::path& path) {
-  CsvColumns csv;
-  csv.file = path.string();
+  refuse_special_file(path, "saved output");
   std::ifstream file(path, std::ios::binary);
-  if (!file) throw InputError(csv.file + ": cannot open");
-  std::stringstream in;
-  in << file.rdbuf();
+  if (!file) throw InputError(path.string() + ": cannot open");
+  std::stringstream text;
+  text << file.rdbuf();
+  return parse_csv_columns(text.str(), path.string());
+}
+
+CsvColumns parse_csv_columns(const std::string& text, const std::string& file) {
+  CsvColumns csv;
+  csv.file = file;
+  std::istringstream in(text);
   // headroom ends every line it writes with '\n'; without it the file was cut short.
-  if (const std::string& text = in.str(); !text.empty() && text.back() != '\n')
+  if (!text.empty() && text.back() != '\n')
     throw InputError(fmt::format("{}:{}: the last line has no line end (the file is truncated)", csv.file,
                                  1 + std::count(text.begin(), text.end(), '\n')));
   std::string line;

@@ -19,5 +19,7 @@ struct CsvColumns {
 // Throws InputError naming FILE:LINE and the column for a cell that is not a number or a row with
 // the wrong number of cells.
 CsvColumns read_csv_columns(const std::filesystem::path& path);
+// The same from the file's text (`file` names it in errors).
+CsvColumns parse_csv_columns(const std::string& text, const std::string& file);
 
 }  // namespace headroom::report

@@ -1,11 +1,8 @@
 #include "sim/report/replay_outputs.hpp"
 
-#include <system_error>
+#include <sstream>
 
 #include <fmt/format.h>
-
-#include "sim/core/atomic_file.hpp"
-#include "sim/core/error.hpp"
 
 namespace headroom::report {
 
@@ -112,22 +109,24 @@ nlohmann::json segments_json(const std::vector<alloc::SnapshotSegment>& segments
   return out;
 }
 
-void write_replay_outputs(const std::filesystem::path& dir, const nlohmann::json& result,
-                          const alloc::ReplayReport& faithful, const std::vector<alloc::ReplayReport>& what_if) {
-  std::error_code ec;
-  const std::string replay_text = result.dump(2) + "\n";
-  create_output_folder(dir);
-  write_file_atomically(dir / "replay.json", [&](std::ostream& o) { o << replay_text; });
-  write_file_atomically(dir / "timeline.csv", [&](std::ostream& o) { write_replay_timeline_csv(o, faithful.timeline); });
-  if (!what_if.empty())
-    write_file_atomically(dir / "what_if_timeline.csv", [&](std::ostream& o) { write_what_if_timeline_csv(o, what_if); });
-  else
-    std::filesystem::remove(dir / "what_if_timeline.csv", ec);  // not left over from an earlier run
+std::map<std::string, std::string> replay_output_files(const nlohmann::json& result, const alloc::ReplayReport& faithful,
+                                                       const std::vector<alloc::ReplayReport>& what_if) {
+  std::map<std::string, std::string> files;
+  files["replay.json"] = result.dump(2) + "\n";
+  std::ostringstream timeline;
+  write_replay_timeline_csv(timeline, faithful.timeline);
+  files["timeline.csv"] = timeline.str();
+  if (!what_if.empty()) {
+    std::ostringstream w;
+    write_what_if_timeline_csv(w, what_if);
+    files["what_if_timeline.csv"] = w.str();
+  }
   const nlohmann::json maps = {
       {"at_peak_reserved", {{"event_index", faithful.peak_reserved_event},
                             {"segments", segments_json(faithful.segments_at_peak_reserved)}}},
       {"final", {{"event_index", faithful.events}, {"segments", segments_json(faithful.final_model_state.segments)}}}};
-  write_file_atomically(dir / "segments.json", [&](std::ostream& o) { o << maps.dump() << "\n"; });
+  files["segments.json"] = maps.dump() + "\n";
+  return files;
 }
 
 }  // namespace headroom::report

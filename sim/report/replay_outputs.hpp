@@ -3,7 +3,7 @@
 // CSV (--timeline), and with -o DIR an output folder holding replay.json, timeline.csv,
 // what_if_timeline.csv (with --what-if) and segments.json (the segment maps at the peak of reserved
 // memory and at the end), from which report.html is built (sim/report/replay_report_page.hpp).
-#include <filesystem>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -34,9 +34,10 @@ void write_what_if_timeline_csv(std::ostream& out, const std::vector<alloc::Repl
 // size, state] where state is 0 allocated, 1 freed but pending stream events, 2 free (inactive).
 nlohmann::json segments_json(const std::vector<alloc::SnapshotSegment>& segments);
 
-// Writes replay.json, timeline.csv, segments.json and, with what-if rows, what_if_timeline.csv into
-// `dir` (created if needed). `faithful` must come from a replay with keep_segments_at_peak.
-void write_replay_outputs(const std::filesystem::path& dir, const nlohmann::json& result,
-                          const alloc::ReplayReport& faithful, const std::vector<alloc::ReplayReport>& what_if);
+// The texts of replay.json, timeline.csv, segments.json and, with what-if rows, what_if_timeline.csv,
+// by file name, for `headroom replay -o DIR` to write (and draw its report from) all at once.
+// `faithful` must come from a replay with keep_segments_at_peak.
+std::map<std::string, std::string> replay_output_files(const nlohmann::json& result, const alloc::ReplayReport& faithful,
+                                                       const std::vector<alloc::ReplayReport>& what_if);
 
 }  // namespace headroom::report

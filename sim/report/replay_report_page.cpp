@@ -1,7 +1,5 @@
 #include "sim/report/replay_report_page.hpp"
 
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
@@ -10,22 +8,13 @@
 #include "sim/core/units.hpp"
 #include "sim/report/chart_series.hpp"
 #include "sim/report/csv_columns.hpp"
+#include "sim/report/output_files.hpp"
 
 namespace headroom::report {
 
 namespace {
 
-nlohmann::json read_json(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": cannot open (is this a `headroom replay -o` output folder?)");
-  std::ostringstream s;
-  s << in.rdbuf();
-  try {
-    return nlohmann::json::parse(s.str());
-  } catch (const nlohmann::json::exception& e) {  // parse errors, and numbers out of range (1e400)
-    throw InputError(fmt::format("{}: not valid JSON ({})", path.string(), e.what()));
-  }
-}
+const std::string kWrittenBy = "headroom replay -o";
 
 template <class T>
 T field(const nlohmann::json& j, const std::string& key, const std::string& file) {
@@ -112,7 +101,7 @@ nlohmann::json segment_map_view(const std::string& id, const std::string& title,
           {"event_index", map.value("event_index", 0)}, {"merged", merge}, {"segments", rows}};
 }
 
-nlohmann::json what_if_views(const nlohmann::json& rows, const std::filesystem::path& dir) {
+nlohmann::json what_if_views(const nlohmann::json& rows, const OutputFolder& dir) {
   nlohmann::json views = nlohmann::json::array();
   nlohmann::json names = nlohmann::json::array();
   std::vector<double> peak_reserved, peak_allocated, frag, largest;
@@ -142,7 +131,7 @@ nlohmann::json what_if_views(const nlohmann::json& rows, const std::filesystem::
                                 "reserved − allocated at peak", "largest free block at peak", "OOM"}},
                    {"rows", table_rows}});
   // Reserved memory of each configuration over the same trace entries.
-  const CsvColumns t = read_csv_columns(dir / "what_if_timeline.csv");
+  const CsvColumns t = dir.csv("what_if_timeline.csv");
   const std::vector<double>& config = t.column("configuration");
   const std::vector<double>& index = t.column("event_index");
   const std::vector<double>& reserved = t.column("reserved_bytes");
@@ -195,11 +184,11 @@ std::string replay_verdict(const nlohmann::json& r) {
   return s + ".";
 }
 
-nlohmann::json replay_report_page(const std::filesystem::path& dir) {
-  const std::string file = (dir / "replay.json").string();
-  const nlohmann::json r = read_json(dir / "replay.json");
-  const nlohmann::json maps = read_json(dir / "segments.json");
-  const CsvColumns timeline = read_csv_columns(dir / "timeline.csv");
+nlohmann::json replay_report_page(const OutputFolder& dir) {
+  const std::string file = dir.path("replay.json").string();
+  const nlohmann::json r = dir.json("replay.json", kWrittenBy);
+  const nlohmann::json maps = dir.json("segments.json", kWrittenBy);
+  const CsvColumns timeline = dir.csv("timeline.csv");
   nlohmann::json page;
   page["kind"] = "replay";
   page["title"] = "headroom replay: " + field<std::string>(r, "snapshot", file);
@@ -209,7 +198,7 @@ nlohmann::json replay_report_page(const std::filesystem::path& dir) {
     views.push_back(memory_view(timeline));
     views.push_back(fragmentation_view(timeline));
   }
-  const std::string maps_file = (dir / "segments.json").string();
+  const std::string maps_file = dir.path("segments.json").string();
   try {
     if (!maps.at("at_peak_reserved").at("segments").empty())
       views.push_back(segment_map_view("segments-peak", "Segments at the peak of reserved memory",

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/report/output_files.hpp"
+
 namespace headroom::report {
 
 // Blocks drawn per segment map at most: beyond it, neighbouring blocks of the same state in a segment
@@ -21,6 +23,6 @@ inline constexpr std::size_t kSegmentMapBlocks = 20000;
 std::string replay_verdict(const nlohmann::json& replay);
 
 // Throws InputError naming the file when an output is missing or malformed.
-nlohmann::json replay_report_page(const std::filesystem::path& dir);
+nlohmann::json replay_report_page(const OutputFolder& dir);
 
 }  // namespace headroom::report

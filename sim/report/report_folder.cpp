@@ -12,13 +12,14 @@
 
 namespace headroom::report {
 
-nlohmann::json folder_report_page(const std::filesystem::path& dir) {
+nlohmann::json folder_report_page(const OutputFolder& folder) {
   namespace fs = std::filesystem;
-  if (!fs::is_directory(dir)) throw InputError(dir.string() + ": not a folder");
-  if (fs::exists(dir / "summary.json")) return run_report_page(dir);
-  if (fs::exists(dir / "replay.json")) return replay_report_page(dir);
-  if (fs::exists(dir / "comparison.json")) return compare_report_page(dir);
-  if (fs::exists(dir / "tune.json")) return tune_report_page(dir);
+  const fs::path& dir = folder.dir();
+  if (folder.on_disk() && !fs::is_directory(dir)) throw InputError(dir.string() + ": not a folder");
+  if (folder.has("summary.json")) return run_report_page(folder);
+  if (folder.has("replay.json")) return replay_report_page(folder);
+  if (folder.has("comparison.json")) return compare_report_page(folder);
+  if (folder.has("tune.json")) return tune_report_page(folder);
   throw InputError(dir.string() + ": holds none of summary.json (written by headroom run), replay.json "
                                   "(headroom replay -o DIR), comparison.json (headroom compare) or tune.json "
                                   "(headroom tune)");
@@ -27,13 +28,20 @@ nlohmann::json folder_report_page(const std::filesystem::path& dir) {
 FolderReport write_folder_report(const std::filesystem::path& dir, bool png, bool svg) {
   FolderReport r;
   r.html = dir / "report.html";
-  const nlohmann::json page = folder_report_page(dir);
+  const nlohmann::json page = folder_report_page(OutputFolder(dir));
   write_html_report(r.html, page);
+  r.images = render_report_images(r.html, page, png, svg);
+  return r;
+}
+
+std::vector<std::filesystem::path> render_report_images(const std::filesystem::path& html, const nlohmann::json& page,
+                                                        bool png, bool svg) {
+  std::vector<std::filesystem::path> images;
   for (const auto& [wanted, format] : {std::pair{png, "png"}, std::pair{svg, "svg"}}) {
     if (!wanted) continue;
-    for (auto& p : render_chart_images(r.html, page, format)) r.images.push_back(std::move(p));
+    for (auto& p : render_chart_images(html, page, format)) images.push_back(std::move(p));
   }
-  return r;
+  return images;
 }
 
 }  // namespace headroom::report

@@ -112,11 +112,11 @@ nlohmann::json cdf_view(const std::string& id, const std::string& title, const n
 
 }  // namespace
 
-nlohmann::json run_report_page(const std::filesystem::path& dir) {
-  const std::string summary_file = (dir / "summary.json").string();
-  const nlohmann::json s = read_output_json(dir / "summary.json", "headroom run");
-  const CsvColumns timeline = read_csv_columns(dir / "timeline.csv");
-  const std::string resolved = read_output_text(dir / "scenario.resolved.yaml", "headroom run");
+nlohmann::json run_report_page(const OutputFolder& dir) {
+  const std::string summary_file = dir.path("summary.json").string();
+  const nlohmann::json s = dir.json("summary.json", "headroom run");
+  const CsvColumns timeline = dir.csv("timeline.csv");
+  const std::string resolved = dir.text("scenario.resolved.yaml", "headroom run");
 
   nlohmann::json page;
   page["kind"] = "run";

@@ -1,13 +1,13 @@
 #pragma once
 // The report page (sim/report/html_report.hpp) of a `headroom run`, built from the files the run
-// saved in its output folder alone (summary.json, timeline.csv, scenario.resolved.yaml; the latency
+// saves in its output folder alone (summary.json, timeline.csv, scenario.resolved.yaml; the latency
 // CDFs are summary.json's, so requests.csv, one row per request, is never read back), so
 // `headroom report DIR` rebuilds the same report.html later.
 // Views: memory by category over time with capacity, the engine's budget and OOM events; fragmentation;
 // load; TTFT, TPOT and e2e CDFs. The time charts share one zoom.
-#include <filesystem>
-
 #include <nlohmann/json.hpp>
+
+#include "sim/report/output_files.hpp"
 
 namespace headroom::report {
 
@@ -15,6 +15,6 @@ namespace headroom::report {
 inline constexpr std::size_t kCdfPoints = 500;
 
 // Throws InputError naming the file when an output is missing or malformed.
-nlohmann::json run_report_page(const std::filesystem::path& dir);
+nlohmann::json run_report_page(const OutputFolder& dir);
 
 }  // namespace headroom::report

@@ -171,10 +171,10 @@ std::string tune_verdict(const nlohmann::json& t, const std::string& file) {
   return s + ".";
 }
 
-nlohmann::json tune_report_page(const std::filesystem::path& dir) {
-  const std::string file = (dir / "tune.json").string();
-  const nlohmann::json t = read_output_json(dir / "tune.json", kWrittenBy);
-  const std::string resolved = read_output_text(dir / "scenario.resolved.yaml", kWrittenBy);
+nlohmann::json tune_report_page(const OutputFolder& dir) {
+  const std::string file = dir.path("tune.json").string();
+  const nlohmann::json t = dir.json("tune.json", kWrittenBy);
+  const std::string resolved = dir.text("scenario.resolved.yaml", kWrittenBy);
   const std::vector<Point> points = read_points(t, file);
 
   nlohmann::json page;

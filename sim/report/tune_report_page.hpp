@@ -1,5 +1,5 @@
 #pragma once
-// The report page (sim/report/html_report.hpp) of `headroom tune`, built from the files it saved in its
+// The report page (sim/report/html_report.hpp) of `headroom tune`, built from the files it saves in its
 // output folder alone (tune.json, scenario.resolved.yaml), so `headroom report DIR` rebuilds the same
 // report.html later. Views: the frontier (knob value → KV tokens, the failing values shaded, TTFT
 // p99 on a second axis, the best value marked) and every grid point in a table.
@@ -9,6 +9,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "sim/report/output_files.hpp"
 
 namespace headroom::report {
 
@@ -22,6 +24,6 @@ std::vector<std::pair<double, double>> failing_regions(const std::vector<double>
                                                         double step);
 
 // Throws InputError naming the file when an output is missing or malformed.
-nlohmann::json tune_report_page(const std::filesystem::path& dir);
+nlohmann::json tune_report_page(const OutputFolder& dir);
 
 }  // namespace headroom::report

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/core/error.hpp"
+#include "sim/core/output_name.hpp"
 #include "sim/core/text_file.hpp"
 #include "sim/core/yaml_load.hpp"
 #include "sim/core/yaml_section.hpp"
@@ -52,6 +53,7 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file, const s
   Scenario s;
   s.file = file;
   s.name = top.present("name") ? top.text("name") : std::filesystem::path(file).stem().string();
+  if (top.present("name")) s.name_at = fmt::format("{}: key '{}'", top.where(top.value("name")), top.key_path("name"));
   if (top.present("seed")) s.seed = static_cast<std::uint64_t>(top.integer("seed", top.value("seed"), 0, INT64_MAX));
 
   YamlSection gpu = top.child("gpu");
@@ -62,6 +64,7 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file, const s
     profile = resolve_data_path(profile, folder);
     require_data_file(gpu, "profile", s.gpu_name, profile);
   }
+  s.gpu_file = gpu_profile_file(profile);
   try {
     s.gpu = device::load_gpu_profile(profile);
   } catch (const InputError& e) {  // name the scenario's place too
@@ -84,6 +87,7 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file, const s
   require_data_file(m, "name", model_path, resolve_data_path(model_path, folder));
   if (model_path.find('/') != std::string::npos && std::filesystem::exists(resolve_data_path(model_path, folder)))
     model_path = resolve_data_path(model_path, folder);
+  s.model_file = model_config_file(model_path);
   try {
     s.model = model::load_model(model_path);
   } catch (const InputError& e) {
@@ -116,6 +120,40 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file, const s
   if (top.present("compare")) s.compare = read_policies(top, "compare");
   check_engine(s, m.present("tp") ? fmt::format("{}: key '{}'", m.where(m.value("tp")), m.key_path("tp")) : "");
   return s;
+}
+
+std::string gpu_profile_file(const std::string& resolved) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(resolved, ec) ? resolved : std::string();  // as load_gpu_profile decides
+}
+
+std::string model_config_file(const std::string& resolved) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(resolved, ec)) return "";  // a catalogue name (model::load_model)
+  return fs::is_directory(resolved, ec) ? (fs::path(resolved) / "config.json").string() : resolved;
+}
+
+std::filesystem::path default_output_folder(const std::string& name, const std::string& name_at,
+                                            const std::string& file) {
+  if (const std::string problem = output_name_problem(name); !problem.empty()) {
+    const std::string what = fmt::format("expected a plain name for the output folder out/<name> (no '/', no '..', "
+                                         "not empty), got '{}': {}; or give the output folder with -o",
+                                         printable(name), problem);
+    if (!name_at.empty()) throw InputError(name_at + ": " + what);
+    throw InputError(fmt::format("{}: the name comes from the file's name; {}", file, what));
+  }
+  return std::filesystem::path("out") / name;
+}
+
+std::vector<std::pair<std::filesystem::path, std::string>> input_files(const Scenario& s) {
+  std::vector<std::pair<std::filesystem::path, std::string>> files;
+  if (!s.gpu_file.empty()) files.emplace_back(s.gpu_file, "GPU profile");
+  if (!s.model_file.empty()) files.emplace_back(s.model_file, "model config");
+  if (s.workload.trace) files.emplace_back(s.workload.trace->path, "trace");
+  if (s.workload.synthetic && s.workload.synthetic->lengths_file)
+    files.emplace_back(s.workload.synthetic->lengths_file->path, "lengths file");
+  return files;
 }
 
 Scenario load_scenario(const std::filesystem::path& path) {

@@ -7,6 +7,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
@@ -24,13 +26,16 @@ namespace headroom::scenario {
 
 struct Scenario {
   std::string name;             // default: the file's stem
+  std::string name_at;          // "<file>:<line>:<col>: key 'name'" where it is given; "" for the stem
   std::string file;
   std::uint64_t seed = 0;       // the workload's seed unless it gives its own
   std::string gpu_name;         // profile name or path as written
+  std::string gpu_file;         // the profile YAML read; "" for a built-in profile
   device::GpuProfile gpu;
   std::optional<Bytes> visible; // capacity this process sees (default: the profile's)
   Bytes other_processes = 0;
   std::string model_name;       // catalogue name or config.json path as written
+  std::string model_file;       // the config.json read; "" for a catalogue model
   model::ModelConfig model;
   int tp = 1;
   engine::EngineConfig engine;
@@ -59,6 +64,23 @@ InputError located(const Scenario& scenario, const engine::EngineConfigError& e)
 void check_engine(const Scenario& scenario, const std::string& tp_place = "");
 
 Scenario load_scenario(const std::filesystem::path& path);
+
+// out/<name>, a command's output folder when no -o is given: InputError naming the key (`name_at`,
+// or `file` when the name is the file's stem) when the name would leave out/ (absolute, '..', a path
+// separator, empty). A folder given with -o is the user's choice and is not checked.
+std::filesystem::path default_output_folder(const std::string& name, const std::string& name_at,
+                                            const std::string& file);
+inline std::filesystem::path default_output_folder(const Scenario& s) {
+  return default_output_folder(s.name, s.name_at, s.file);
+}
+
+// The files a scenario's simulation reads besides the scenario itself, with what each is ("GPU
+// profile", "model config", "trace", "lengths file"): a sweep keys each point's result on their bytes.
+std::vector<std::pair<std::filesystem::path, std::string>> input_files(const Scenario& s);
+
+// `gpu.profile` and `model.name` as the loaders resolve them: the file read, or "" when built in.
+std::string gpu_profile_file(const std::string& resolved);
+std::string model_config_file(const std::string& resolved);
 Scenario parse_scenario(const std::string& yaml, const std::string& file, const std::filesystem::path& folder);
 // A scenario mapping inside another YAML file (a sweep grid's inline `base:`); errors name `file`'s
 // lines and keys under `path`.

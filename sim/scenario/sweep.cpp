@@ -8,6 +8,7 @@
 
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/core/parallel.hpp"
 #include "sim/scenario/comparison.hpp"
 
@@ -78,6 +79,7 @@ nlohmann::json sweep_point_json(const SweepPoint& point, const Outcome& o) {
   r["failure"] = row.failure;
   nlohmann::json j;
   j["id"] = point.id;
+  j["inputs"] = point.inputs;  // the resume key of the files it read; not in results.json
   j["coordinates"] = coordinates_json(point);
   j["scenario"] = point.scenario.name;
   j["result"] = std::move(r);
@@ -90,6 +92,7 @@ std::filesystem::path sweep_point_file(const std::filesystem::path& out, const S
 
 nlohmann::json read_sweep_point(const std::filesystem::path& out, const SweepPoint& point) {
   const std::filesystem::path path = sweep_point_file(out, point);
+  refuse_special_file(path, "sweep point's result");
   std::ifstream in(path);
   if (!in) throw InputError(path.string() + ": cannot open for reading");
   nlohmann::json j;
@@ -111,12 +114,22 @@ nlohmann::json read_sweep_point(const std::filesystem::path& out, const SweepPoi
   return j;
 }
 
-std::vector<std::size_t> pending_sweep_points(const SweepGrid& grid, const std::filesystem::path& out) {
+bool sweep_point_current(const nlohmann::json& j, const SweepPoint& point) {
+  return j.is_object() && j.contains("inputs") && j["inputs"].is_string() && j["inputs"].get<std::string>() == point.inputs;
+}
+
+std::vector<std::size_t> pending_sweep_points(const SweepGrid& grid, const std::filesystem::path& out,
+                                              std::size_t* changed) {
   std::vector<std::size_t> pending;
+  if (changed) *changed = 0;
   for (const SweepPoint& p : grid.points) {
     std::error_code ec;
-    if (std::filesystem::exists(sweep_point_file(out, p), ec)) read_sweep_point(out, p);  // a bad file fails now
-    else pending.push_back(p.index);
+    if (!std::filesystem::exists(sweep_point_file(out, p), ec)) {
+      pending.push_back(p.index);
+    } else if (!sweep_point_current(read_sweep_point(out, p), p)) {  // (a bad file fails here)
+      pending.push_back(p.index);
+      if (changed) ++*changed;
+    }
   }
   return pending;
 }
@@ -140,11 +153,16 @@ void run_sweep_points(const SweepGrid& grid, const std::vector<std::size_t>& whi
 }
 
 void write_sweep_results(const SweepGrid& grid, const std::filesystem::path& out) {
-  std::vector<std::size_t> missing = pending_sweep_points(grid, out);
+  std::size_t changed = 0;
+  std::vector<std::size_t> missing = pending_sweep_points(grid, out, &changed);
   if (!missing.empty())
-    throw InputError(fmt::format("{}: {} of {} points have not finished (the first is point {}); run the sweep to "
+    throw InputError(fmt::format("{}: {} of {} points have not finished (the first is point {}){}; run the sweep to "
                                  "finish them",
-                                 out.string(), missing.size(), grid.points.size(), missing.front()));
+                                 out.string(), missing.size(), grid.points.size(), missing.front(),
+                                 changed == 0 ? std::string()
+                                              : fmt::format(", {} of them because files they read have changed since "
+                                                            "they ran",
+                                                            changed)));
   nlohmann::json points = nlohmann::json::array();
   std::ostringstream csv;
   csv << "index,id";
@@ -153,6 +171,7 @@ void write_sweep_results(const SweepGrid& grid, const std::filesystem::path& out
   csv << "\n";
   for (const SweepPoint& p : grid.points) {
     nlohmann::json j = read_sweep_point(out, p);
+    j.erase("inputs");
     csv << p.index << "," << p.id;
     for (const auto& [axis, value] : p.coordinates) csv << "," << csv_field(value);
     for (const std::string& c : sweep_result_columns()) csv << "," << csv_value(j["result"][c]);
@@ -164,8 +183,10 @@ void write_sweep_results(const SweepGrid& grid, const std::filesystem::path& out
   all["grid"] = grid.name;
   all["axes"] = grid.axes;
   all["points"] = std::move(points);
-  write_file_atomically(out / "results.csv", [&](std::ostream& o) { o << csv.str(); });
-  write_file_atomically(out / "results.json", [&](std::ostream& o) { o << all.dump(2) << "\n"; });
+  StagedOutputs outputs;  // both or neither
+  outputs.add(out / "results.csv", csv.str());
+  outputs.add(out / "results.json", all.dump(2) + "\n");
+  outputs.commit();
 }
 
 }  // namespace headroom::scenario

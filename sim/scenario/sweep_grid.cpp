@@ -2,14 +2,17 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "sim/core/content_hash.hpp"
 #include "sim/core/did_you_mean.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/core/text_file.hpp"
 #include "sim/core/yaml_load.hpp"
 #include "sim/core/yaml_section.hpp"
@@ -57,12 +60,14 @@ void apply(Scenario& sc, const Axis& axis, std::size_t v, const YamlSection& axe
     if (profile.find('/') != std::string::npos || profile.ends_with(".yaml"))
       profile = resolve_data_path(profile, folder);
     sc.gpu_name = text;
+    sc.gpu_file = gpu_profile_file(profile);
     sc.gpu = device::load_gpu_profile(profile);
   } else if (axis.name == "model") {
     std::string path = axes.scalar(axis.name, node);
     if (path.find('/') != std::string::npos && std::filesystem::exists(resolve_data_path(path, folder)))
       path = resolve_data_path(path, folder);
     sc.model_name = text;
+    sc.model_file = model_config_file(path);
     sc.model = model::load_model(path);
   } else if (axis.name == "trace") {
     // A path, or the mapping a scenario's `workload.trace` takes ({path, sort, ...}); the base's
@@ -72,6 +77,7 @@ void apply(Scenario& sc, const Axis& axis, std::size_t v, const YamlSection& axe
     else wrapper["trace"] = node;
     workload::WorkloadSpec w = read_workload(YamlSection(wrapper, axes.file(), "axes"), folder);
     std::error_code ec;
+    refuse_special_file(w.trace->path, "trace");
     if (!std::filesystem::is_regular_file(w.trace->path, ec))
       axes.fail(node, axis.name, fmt::format("no such trace file '{}'", w.trace->path));
     sc.workload.trace = w.trace;
@@ -89,15 +95,6 @@ void apply(Scenario& sc, const Axis& axis, std::size_t v, const YamlSection& axe
 
 std::vector<std::string> sweep_axis_names() { return kStructuralAxes; }
 
-std::uint64_t fnv1a64(std::string_view text) {
-  std::uint64_t h = 14695981039346656037ull;  // FNV-1a offset basis and prime (Fowler–Noll–Vo)
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 SweepGrid load_sweep_grid(const std::filesystem::path& path) {
   SweepGrid grid;
   grid.file = path.string();
@@ -108,6 +105,7 @@ SweepGrid load_sweep_grid(const std::filesystem::path& path) {
   YamlSection top(root, grid.file, "");
   top.check_keys({"name", "base", "axes"});
   grid.name = top.present("name") ? top.text("name") : path.stem().string();
+  if (top.present("name")) grid.name_at = fmt::format("{}: key 'name'", top.where(top.value("name")));
 
   // The base scenario: a file (relative to the grid's folder) or an inline mapping.
   YAML::Node base_node = top.required("base");
@@ -116,6 +114,11 @@ SweepGrid load_sweep_grid(const std::filesystem::path& path) {
   if (base_node.IsScalar()) {
     const std::filesystem::path base_path = resolve_data_path(base_node.Scalar(), folder);
     std::error_code ec;
+    try {
+      refuse_special_file(base_path, "scenario");
+    } catch (const InputError& e) {
+      top.fail(base_node, "base", e.what());
+    }
     if (!std::filesystem::is_regular_file(base_path, ec))
       top.fail(base_node, "base",
                std::filesystem::is_directory(base_path, ec)
@@ -177,6 +180,7 @@ SweepGrid load_sweep_grid(const std::filesystem::path& path) {
     total *= a.values.size();
   }
   std::set<std::string> ids;
+  std::map<std::string, std::uint64_t> file_hashes;
   grid.points.reserve(total);
   std::vector<std::size_t> at(list.size(), 0);  // mixed-radix counter, last axis fastest
   for (std::size_t index = 0; index < total; ++index) {
@@ -207,6 +211,14 @@ SweepGrid load_sweep_grid(const std::filesystem::path& path) {
       throw InputError(fmt::format("{}: point {} ({}): {}", grid.file, index, where, e.what()));
     }
     p.id = fmt::format("{:016x}", fnv1a64(key));
+    // The bytes of every file the point reads, hashed once per file however many points share it.
+    std::string inputs;
+    for (const auto& [file, what] : input_files(p.scenario)) {
+      auto [it, fresh] = file_hashes.try_emplace(file.string(), 0);
+      if (fresh) it->second = fnv1a64_file(file, what);
+      inputs += fmt::format("{} {:016x}\n", what, it->second);
+    }
+    p.inputs = fmt::format("{:016x}", fnv1a64(inputs));
     if (!ids.insert(p.id).second)
       throw std::logic_error(fmt::format("{}: two grid points share the id {}", grid.file, p.id));
     grid.points.push_back(std::move(p));

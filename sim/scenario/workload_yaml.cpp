@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 #include "sim/workload/field_parse.hpp"
 #include "sim/workload/workload_limits.hpp"
 
@@ -94,6 +95,15 @@ workload::LengthSpec read_length(const YamlSection& s) {
   return l;
 }
 
+// A FIFO, device or socket fails here, naming the key, rather than blocking the run that opens it.
+void refuse_special_input(const YamlSection& s, const std::string& path, std::string_view what) {
+  try {
+    refuse_special_file(path, what);
+  } catch (const InputError& e) {
+    s.fail(s.value("path"), "path", e.what());
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -143,6 +153,7 @@ workload::WorkloadSpec read_workload(const YamlSection& s, const std::filesystem
     workload::TraceSpec trace;
     trace.path = resolve_data_path(t.text("path"), relative_to);
     require_data_file(t, "path", t.text("path"), trace.path);
+    refuse_special_input(t, trace.path, "trace");
     read_trace_options(t, trace.options, true);
     w.trace = trace;
   } else {
@@ -198,6 +209,7 @@ workload::WorkloadSpec read_workload(const YamlSection& s, const std::filesystem
       workload::LengthFileSpec lf;
       lf.path = resolve_data_path(f.text("path"), relative_to);
       require_data_file(f, "path", f.text("path"), lf.path);
+      refuse_special_input(f, lf.path, "lengths file");
       if (f.present("order"))
         lf.order = f.choice("order", {"sequential", "sample"}) == "sample" ? workload::LengthOrder::sample
                                                                          : workload::LengthOrder::sequential;

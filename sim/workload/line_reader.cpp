@@ -4,12 +4,14 @@
 #include <cstring>
 
 #include "sim/core/error.hpp"
+#include "sim/core/input_file.hpp"
 
 namespace headroom::workload {
 
 LineReader::LineReader(const std::filesystem::path& path)
     : name_(path.string()), buffer_(new char[kBufferBytes]) {
   if (std::filesystem::is_directory(path)) throw InputError(name_ + ": cannot open (it is a directory)");
+  refuse_special_file(path, "trace or lengths file");
   file_ = std::fopen(name_.c_str(), "rb");
   if (!file_) throw InputError(name_ + ": cannot open (" + std::strerror(errno) + ")");
 }

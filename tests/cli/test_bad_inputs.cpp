@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <vector>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -73,6 +74,9 @@ void run_case(const YAML::Node& c) {
   };
   if (const YAML::Node s = manifest()["scratch_files"][kind]) materialise(scratch, s);
   if (const YAML::Node s = c["files"]) materialise(scratch, s);
+  // Named pipes (issue 14): an input that is a FIFO must be refused, not block its reader.
+  if (const YAML::Node f = c["fifos"])
+    for (const auto& n : f) REQUIRE(::mkfifo((scratch / fill(n.as<std::string>())).c_str(), 0644) == 0);
   std::map<std::string, std::string> placed;  // what the case put into its output folder
   if (const YAML::Node copies = c["copy_to_out"]) {
     materialise(out, copies);

@@ -2,12 +2,14 @@
 // and bad values are errors naming file, line, column and key, with a did-you-mean.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
 #include "sim/core/error.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/sweep_grid.hpp"
+#include "tests/support/test_data.hpp"
 
 using namespace headroom;
 using namespace headroom::scenario;
@@ -29,6 +31,8 @@ const std::string kBase =
 }  // namespace
 
 TEST_CASE("scenario: every shipped scenario loads") {
+  // Scenarios name their traces under $HEADROOM_DATA, which must hold them when a scenario is read.
+  ::setenv("HEADROOM_DATA", test::data_file("azure2023_conv.csv").parent_path().c_str(), 1);
   std::filesystem::path dir = std::filesystem::path(HEADROOM_SOURCE_DIR) / "scenarios";
   int n = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {

@@ -29,7 +29,7 @@ class ListSource final : public RequestSource {
 
 }  // namespace
 
-TEST_CASE("burst: requests in [at, at + duration) come factor times") {
+TEST_CASE("burst: requests from at to at + duration (end excluded) come factor times") {
   std::vector<Request> rows;
   for (int i = 0; i < 5; ++i) {
     Request r;
