@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: all deps test-deps configure build run test sanitize bench fuzz clean
+.PHONY: all deps test-deps configure build run test clang-configure sanitize bench fuzz fuzz-run clean
 
 all: build
 
@@ -17,53 +17,66 @@ deps:
 test-deps: deps
 	@scripts/install-deps.sh --test
 
+# Each configure and build step is one line (scripts/stage.sh): its log goes to the build folder,
+# and is printed whole, less CMake's progress lines, only when the step fails.
+STAGE = @scripts/stage.sh
+
 configure: deps
-	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	$(STAGE) "configure $(BUILD)" $(BUILD)/logs/configure.log cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
 
 build: configure
-	cmake --build $(BUILD) -j $(JOBS)
+	$(STAGE) "build $(BUILD) (everything)" $(BUILD)/logs/build.log cmake --build $(BUILD) -j $(JOBS)
 
 # Main job: the built-in default scenario (vLLM, Llama-3.1-8B, H100, a bursty synthetic workload).
-run: build
+# Only the headroom binary is built for it.
+run: configure
+	$(STAGE) "build $(BUILD)/headroom" $(BUILD)/logs/build-headroom.log cmake --build $(BUILD) -j $(JOBS) --target headroom
 	$(BUILD)/headroom run scenarios/quickstart.yaml
 
-# The whole suite; the whole suite again built with AddressSanitizer and UBSan (`sanitize`); then
-# every fuzz target for CI_FUZZ_SECONDS (docs/fuzzing.md) in its own clang build.
-CI_FUZZ_SECONDS ?= 20
+# The whole suite in Release; then the clang build (CLANG_BUILD: ASan + LeakSanitizer + UBSan and
+# libFuzzer's coverage instrumentation in one build) runs the whole suite again and every fuzz
+# target for CI_FUZZ_SECONDS (docs/fuzzing.md). Times of each stage: docs/development.md.
+CI_FUZZ_SECONDS ?= 10
 test: test-deps build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	$(MAKE) --no-print-directory sanitize
-	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
+	$(MAKE) --no-print-directory fuzz-run FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
 
-# The sanitizer build (cmake/sanitize.cmake): clang-14, ASan + LeakSanitizer + UBSan on every
-# target, no bench, no GPU calibrator. Any finding aborts the process, so its test fails.
+# The clang build (cmake/sanitize.cmake and cmake/fuzz.cmake): clang-14, ASan + LeakSanitizer +
+# UBSan on every target, libFuzzer's instrumentation on every library, the fuzz targets linked with
+# libFuzzer; no benchmarks, no GPU calibrator. A sanitizer finding aborts the process, so its test fails.
 # detect_stack_use_after_return finds pointers to a returned function's locals;
 # strict_string_checks checks C-string arguments in full, not just the bytes a call reads.
-ASAN_BUILD ?= build-asan
-SANITIZE_FLAGS ?= -DCMAKE_BUILD_TYPE=Debug -DHEADROOM_SANITIZE=ON -DHEADROOM_BUILD_BENCH=OFF
+CLANG_BUILD ?= build-clang
+CLANG_FLAGS ?= -DCMAKE_BUILD_TYPE=Debug -DHEADROOM_SANITIZE=ON -DHEADROOM_FUZZ=ON -DHEADROOM_BUILD_BENCH=OFF
 SANITIZE_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
                UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # LeakSanitizer runs with its defaults (fast unwinding, no suppressions) for every test but the
 # mpirun sweep, which gets OpenMPI's suppressions (tests/sanitize/lsan.supp) from tests/CMakeLists.txt.
 
-sanitize: test-deps
-	CC=clang-14 CXX=clang++-14 cmake -S . -B $(ASAN_BUILD) $(SANITIZE_FLAGS)
-	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	$(SANITIZE_ENV) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+clang-configure: test-deps
+	$(STAGE) "configure $(CLANG_BUILD)" $(CLANG_BUILD)/logs/configure.log \
+	  env CC=clang-14 CXX=clang++-14 cmake -S . -B $(CLANG_BUILD) $(CLANG_FLAGS)
+
+# The whole suite under the sanitizers.
+sanitize: clang-configure
+	$(STAGE) "build $(CLANG_BUILD) (everything)" $(CLANG_BUILD)/logs/build.log cmake --build $(CLANG_BUILD) -j $(JOBS)
+	$(SANITIZE_ENV) ctest --test-dir $(CLANG_BUILD) --output-on-failure -j $(JOBS)
 
 bench: build
 	$(BUILD)/bench/bench_allocator
 	$(BUILD)/bench/bench_serving scenarios/vllm-azure-conv.yaml
 
-# libFuzzer campaign (docs/fuzzing.md): every fuzz target for FUZZ_SECONDS each, two at a time, in its
-# own Clang build with ASan and UBSan (no GPU programs, no benchmarks, no test suite).
-FUZZ_BUILD ?= build-fuzz
+# libFuzzer campaign (docs/fuzzing.md): every fuzz target for FUZZ_SECONDS each, two at a time.
+# `fuzz` builds only the fuzz targets of the clang build; `fuzz-run` runs what is built.
 FUZZ_SECONDS ?= 30
-fuzz: test-deps
-	CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEADROOM_FUZZ=ON \
-	  -DHEADROOM_BUILD_TESTS=OFF -DHEADROOM_BUILD_BENCH=OFF -DHEADROOM_WITH_MPI=OFF
-	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target headroom_fuzz_targets
-	scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+fuzz: clang-configure
+	$(STAGE) "build $(CLANG_BUILD) (fuzz targets)" $(CLANG_BUILD)/logs/build-fuzz.log \
+	  cmake --build $(CLANG_BUILD) -j $(JOBS) --target headroom_fuzz_targets
+	$(MAKE) --no-print-directory fuzz-run
+
+fuzz-run:
+	scripts/fuzz.sh $(CLANG_BUILD) $(FUZZ_SECONDS)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) out
+	rm -rf $(BUILD) $(CLANG_BUILD) out

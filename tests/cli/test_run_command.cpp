@@ -69,28 +69,39 @@ TEST_CASE("run: the quickstart serves its workload and writes every output") {
   CHECK(slurp(again / "requests.csv") == slurp(out / "requests.csv"));
 }
 
-TEST_CASE("run: each engine replays the Azure and Mooncake conversation traces end to end") {
-  headroom::test::data_file("azure2023_conv.csv");  // skips (or fails under CI) without the data
-  headroom::test::data_file("mooncake_conversation_trace.jsonl");
-  for (const char* engine : {"vllm", "sglang", "lightllm"}) {
-    for (const char* trace : {"azure-conv", "mooncake-conv"}) {
-      std::string name = std::string(engine) + "-" + trace;
-      INFO(name);
-      fs::path out = headroom::test::temp_dir("run-" + name);
-      auto r = run_headroom("run " + q(source_dir() / "scenarios" / (name + ".yaml")) + " -o " + q(out) + " --json");
-      REQUIRE(r.exit_code == 0);
-      auto j = nlohmann::json::parse(r.output);
-      CHECK(j["startup"]["ok"] == true);
-      CHECK(j["oom"].is_null());
-      const int arrived = j["requests"]["arrived"].get<int>();
-      CHECK(arrived == (std::string(trace) == "azure-conv" ? 19366 : 12031));
-      CHECK(j["requests"]["completed"].get<int>() + j["requests"]["aborted"].get<int>() +
-                j["requests"]["rejected"].get<int>() == arrived);
-      CHECK(j["requests"]["unfinished"] == 0);
-      CHECK(j["requests"]["completed"].get<int>() > arrived / 2);
-      CHECK(j["metrics"]["ttft_s"]["count"].get<int>() == j["requests"]["completed"].get<int>());
-    }
-  }
+// One engine serving one public trace end to end: every request accounted for. One test case per
+// engine and trace, so that ctest runs them side by side (each takes ~40 s under the sanitizers).
+static void replay_end_to_end(const std::string& engine, const std::string& trace, int arrived_expected) {
+  headroom::test::data_file(trace == "azure-conv" ? "azure2023_conv.csv" : "mooncake_conversation_trace.jsonl");
+  const std::string name = engine + "-" + trace;
+  fs::path out = headroom::test::temp_dir("run-" + name);
+  auto r = run_headroom("run " + q(source_dir() / "scenarios" / (name + ".yaml")) + " -o " + q(out) + " --json");
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.output);
+  CHECK(j["startup"]["ok"] == true);
+  CHECK(j["oom"].is_null());
+  const int arrived = j["requests"]["arrived"].get<int>();
+  CHECK(arrived == arrived_expected);
+  CHECK(j["requests"]["completed"].get<int>() + j["requests"]["aborted"].get<int>() +
+            j["requests"]["rejected"].get<int>() == arrived);
+  CHECK(j["requests"]["unfinished"] == 0);
+  CHECK(j["requests"]["completed"].get<int>() > arrived / 2);
+  CHECK(j["metrics"]["ttft_s"]["count"].get<int>() == j["requests"]["completed"].get<int>());
+}
+
+TEST_CASE("run: vLLM replays the Azure conversation trace end to end") { replay_end_to_end("vllm", "azure-conv", 19366); }
+TEST_CASE("run: SGLang replays the Azure conversation trace end to end") { replay_end_to_end("sglang", "azure-conv", 19366); }
+TEST_CASE("run: LightLLM replays the Azure conversation trace end to end") {
+  replay_end_to_end("lightllm", "azure-conv", 19366);
+}
+TEST_CASE("run: vLLM replays the Mooncake conversation trace end to end") {
+  replay_end_to_end("vllm", "mooncake-conv", 12031);
+}
+TEST_CASE("run: SGLang replays the Mooncake conversation trace end to end") {
+  replay_end_to_end("sglang", "mooncake-conv", 12031);
+}
+TEST_CASE("run: LightLLM replays the Mooncake conversation trace end to end") {
+  replay_end_to_end("lightllm", "mooncake-conv", 12031);
 }
 
 TEST_CASE("run: the same scenario and seed give byte-identical outputs") {

@@ -1,0 +1,30 @@
+# ctest starts the longest tests first (COST: seconds measured under the sanitizers, rounded), so
+# that on a fresh clone, with no timings of an earlier run, two cores do not end the suite with one
+# long test running alone. Included by ctest after every executable's discovered list
+# (TEST_INCLUDE_FILES, tests/CMakeLists.txt). Figures: docs/development.md, "Build and test times".
+set(_headroom_test_costs
+  "per-layer buffers pin the cache" 210
+  "^cli/run --check: the quickstart" 130
+  "replays the (Azure|Mooncake) conversation trace end to end" 40
+  "property: 600k random operations" 57
+  "property: 400k random operations" 46
+  "^engine/paged: 10\\^5 random operations" 45
+  "^cli/run --check: SGLang" 42
+  "random traffic keeps every invariant" 34
+  "tune on the quickstart" 25
+  "memory bound: the request table" 19
+  "two MPI ranks" 18
+  "chunked prefill with default and with optimistic" 14
+  "the quickstart serves its workload" 10)
+foreach(_list IN ITEMS test_cli_TESTS test_allocator_TESTS test_engine_TESTS test_scenario_TESTS)
+  foreach(_test IN LISTS ${_list})
+    set(_pairs ${_headroom_test_costs})
+    while(_pairs)
+      list(POP_FRONT _pairs _pattern _cost)
+      if(_test MATCHES "${_pattern}")
+        set_tests_properties("${_test}" PROPERTIES COST ${_cost})
+        break()
+      endif()
+    endwhile()
+  endforeach()
+endforeach()
