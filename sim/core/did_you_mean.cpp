@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstddef>
 
 namespace headroom {
 
@@ -30,6 +31,22 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
+// The runs of digits of a name: "h100-sxm-80gb" -> {100, 80}, as text ("080" stays "080").
+std::vector<std::string> digit_runs(std::string_view s) {
+  std::vector<std::string> runs;
+  for (std::size_t i = 0; i < s.size();) {
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+    runs.emplace_back(s.substr(i, j - i));
+    i = j;
+  }
+  return runs;
+}
+
 }  // namespace
 
 std::optional<std::string> did_you_mean(std::string_view typed, const std::vector<std::string>& candidates) {
@@ -52,6 +69,22 @@ std::optional<std::string> did_you_mean(std::string_view typed, const std::vecto
 
 std::string did_you_mean_suffix(std::string_view typed, const std::vector<std::string>& candidates) {
   auto guess = did_you_mean(typed, candidates);
+  return guess ? "; did you mean '" + *guess + "'?" : std::string();
+}
+
+std::optional<std::string> did_you_mean_product(std::string_view typed, const std::vector<std::string>& candidates) {
+  const std::vector<std::string> typed_runs = digit_runs(typed);
+  std::vector<std::string> same_product;
+  for (const auto& c : candidates) {
+    const std::vector<std::string> runs = digit_runs(c);
+    if (runs.size() >= typed_runs.size() && std::equal(typed_runs.begin(), typed_runs.end(), runs.begin()))
+      same_product.push_back(c);
+  }
+  return did_you_mean(typed, same_product);
+}
+
+std::string did_you_mean_product_suffix(std::string_view typed, const std::vector<std::string>& candidates) {
+  auto guess = did_you_mean_product(typed, candidates);
   return guess ? "; did you mean '" + *guess + "'?" : std::string();
 }
 

@@ -174,8 +174,14 @@ GpuProfile load_gpu_profile(std::string_view name_or_path) {
                          name_or_path.ends_with(".yml");
   if (looks_like_path) throw InputError(fmt::format("{}: cannot open the GPU profile", name_or_path));
   auto names = builtin_gpu_profile_names();
-  throw InputError(fmt::format("unknown GPU profile '{}'{} (built-in: {}; or give the path of a profile YAML file)",
-                               name_or_path, did_you_mean_suffix(name_or_path, names), fmt::join(names, ", ")));
+  // A suggestion only for a typo of the same product (did_you_mean_product): a neighbouring name is
+  // other hardware, with other memory.
+  throw InputError(fmt::format(
+      "unknown GPU profile '{}'{} (built-in: {}; or give the path of a profile YAML file with the keys name, vendor, "
+      "source, source_note (where each figure comes from: required), memory.capacity_bytes, memory.context_bytes, "
+      "memory.granularity_bytes, bandwidth_bytes_per_s, dense_bf16_flops_per_s and dense_fp8_flops_per_s: "
+      "docs/models-and-gpus.md, \"GPU profiles\")",
+      name_or_path, did_you_mean_product_suffix(name_or_path, names), fmt::join(names, ", ")));
 }
 
 DeviceSpec device_spec(const GpuProfile& profile) {

@@ -120,12 +120,22 @@ TEST_CASE("profiles load by name ignoring case and .yaml, or from a file") {
   CHECK(spec.other_processes == 0);
 }
 
-TEST_CASE("unknown profile names get a did-you-mean and the list of built-ins") {
+TEST_CASE("unknown profile names get a did-you-mean for typos only, and the list of built-ins") {
   CHECK_THROWS_WITH(load_gpu_profile("h100"),
                     "unknown GPU profile 'h100'; did you mean 'h100-sxm-80gb'? (built-in: a100-80gb, h100-sxm-80gb, "
-                    "h200-141gb, l40s, mi300x, mi355x, rtx-4090; or give the path of a profile YAML file)");
-  CHECK_THROWS_WITH(load_gpu_profile("mi350x"),
-                    Catch::StartsWith("unknown GPU profile 'mi350x'; did you mean 'mi300x'?"));
+                    "h200-141gb, l40s, mi300x, mi355x, rtx-4090; or give the path of a profile YAML file with the keys "
+                    "name, vendor, source, source_note (where each figure comes from: required), "
+                    "memory.capacity_bytes, memory.context_bytes, memory.granularity_bytes, bandwidth_bytes_per_s, "
+                    "dense_bf16_flops_per_s and dense_fp8_flops_per_s: docs/models-and-gpus.md, \"GPU profiles\")");
+  CHECK_THROWS_WITH(load_gpu_profile("H100-SXM-80G"), Catch::StartsWith("unknown GPU profile 'H100-SXM-80G'; did you mean "
+                                                                        "'h100-sxm-80gb'?"));
+  CHECK_THROWS_WITH(load_gpu_profile("rtx4090"), Catch::StartsWith("unknown GPU profile 'rtx4090'; did you mean 'rtx-4090'?"));
+  // Another model number is other hardware, however close the spelling (issue 17).
+  for (const char* other : {"mi350x", "mi325x", "h20", "a10g", "l4", "a800-80gb", "h800"}) {
+    INFO(other);
+    CHECK_THROWS_WITH(load_gpu_profile(other),
+                      Catch::StartsWith(std::string("unknown GPU profile '") + other + "' (built-in: "));
+  }
   CHECK_THROWS_WITH(load_gpu_profile("tpu"), Catch::StartsWith("unknown GPU profile 'tpu' (built-in: "));
   CHECK_THROWS_WITH(load_gpu_profile("/no/such/gpu.yaml"), "/no/such/gpu.yaml: cannot open the GPU profile");
 }
