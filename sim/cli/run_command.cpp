@@ -74,9 +74,12 @@ void print_serving(const report::RunSummary& s) {
   fmt::print("  requests         {} arrived, {} completed, {} dropped, {} rejected at arrival (too long for the engine)\n",
              r.arrived, r.completed, r.aborted, r.rejected);
   fmt::print("  preemptions      {}\n", r.preemptions);
-  fmt::print("  TTFT             p50 {:.3f} s, p99 {:.3f} s\n", s.ttft.p50, s.ttft.p99);
-  fmt::print("  TPOT             p50 {:.1f} ms, p99 {:.1f} ms\n", s.tpot.p50 * 1e3, s.tpot.p99 * 1e3);
-  fmt::print("  e2e              p50 {:.3f} s, p99 {:.3f} s\n", s.e2e.p50, s.e2e.p99);
+  // A distribution without a sample (nothing completed) is "-", never 0.
+  auto seconds = [](const report::Distribution& d, double v) { return d.count ? fmt::format("{:.3f} s", v) : "-"; };
+  auto millis = [](const report::Distribution& d, double v) { return d.count ? fmt::format("{:.1f} ms", v * 1e3) : "-"; };
+  fmt::print("  TTFT             p50 {}, p99 {}\n", seconds(s.ttft, s.ttft.p50), seconds(s.ttft, s.ttft.p99));
+  fmt::print("  TPOT             p50 {}, p99 {}\n", millis(s.tpot, s.tpot.p50), millis(s.tpot, s.tpot.p99));
+  fmt::print("  e2e              p50 {}, p99 {}\n", seconds(s.e2e, s.e2e.p50), seconds(s.e2e, s.e2e.p99));
   fmt::print("  throughput       {:.0f} output tokens/s, {:.2f} requests/s over {:.1f} s simulated, {} steps\n",
              s.throughput_tokens_per_s, s.throughput_requests_per_s, r.end_time_s, r.steps);
   fmt::print("  memory           peak allocated {}, peak reserved {}\n", format_bytes(r.peak_allocated),

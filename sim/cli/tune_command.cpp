@@ -54,6 +54,8 @@ std::pair<double, double> parse_range(const std::string& text) {
   return {number(text.substr(0, colon)), number(text.substr(colon + 1))};
 }
 
+nlohmann::json or_null(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
 nlohmann::json tune_json(const scenario::Scenario& sc, double lo, double hi, const scenario::TuneResult& r) {
   nlohmann::json j;
   j["scenario"] = sc.name;
@@ -62,8 +64,8 @@ nlohmann::json tune_json(const scenario::Scenario& sc, double lo, double hi, con
   j["unit"] = r.knob.unit;
   j["range"] = {lo, hi};
   j["higher_is_aggressive"] = r.knob.higher_is_aggressive;
-  j["best"] = r.best ? nlohmann::json(*r.best) : nlohmann::json(nullptr);
-  j["first_failing"] = r.first_failing ? nlohmann::json(*r.first_failing) : nlohmann::json(nullptr);
+  j["best"] = or_null(r.best);
+  j["first_failing"] = or_null(r.first_failing);
   j["monotone"] = r.monotone;
   j["step"] = r.step;
   j["variants"] = nlohmann::json::array();
@@ -75,9 +77,13 @@ nlohmann::json tune_json(const scenario::Scenario& sc, double lo, double hi, con
   for (const auto& p : r.frontier)
     j["frontier"].push_back({{"value", p.value}, {"started", p.started}, {"kv_tokens", p.kv_tokens},
                              {"oom", p.failed}, {"failed_variant", p.failed_variant}, {"failure", p.failure},
-                             {"ttft_p99_s", p.ttft_p99_s}, {"tpot_p99_s", p.tpot_p99_s}, {"preemptions", p.preemptions}});
+                             {"ttft_p99_s", or_null(p.ttft_p99_s)}, {"tpot_p99_s", or_null(p.tpot_p99_s)},
+                             {"preemptions", p.preemptions}});
   return j;
 }
+
+// A latency with no sample: an empty CSV cell.
+std::string csv_seconds(const std::optional<double>& v) { return v ? fmt::format("{:.6f}", *v) : std::string(); }
 
 // A CSV field: quoted, with inner quotes doubled.
 std::string quoted(const std::string& s) {
@@ -106,9 +112,9 @@ void tune(const TuneArgs& a) {
   const std::string tune_text = j.dump(2) + "\n";
   std::string frontier = "value,started,kv_tokens,oom,failed_variant,ttft_p99_s,tpot_p99_s,preemptions,failure\n";
   for (const auto& p : r.frontier)
-    frontier += fmt::format("{},{},{},{},{},{:.6f},{:.6f},{},{}\n", p.value, p.started ? 1 : 0, p.kv_tokens,
-                            p.failed ? 1 : 0, p.failed_variant, p.ttft_p99_s, p.tpot_p99_s, p.preemptions,
-                            quoted(p.failure));
+    frontier += fmt::format("{},{},{},{},{},{},{},{},{}\n", p.value, p.started ? 1 : 0, p.kv_tokens,
+                            p.failed ? 1 : 0, p.failed_variant, csv_seconds(p.ttft_p99_s), csv_seconds(p.tpot_p99_s),
+                            p.preemptions, quoted(p.failure));
   const nlohmann::json page = report::tune_report_page(report::OutputFolder(
       out, {{"frontier.csv", frontier}, {"scenario.resolved.yaml", resolved}, {"tune.json", tune_text}}));
   StagedOutputs outputs;
@@ -130,7 +136,7 @@ void tune(const TuneArgs& a) {
   fmt::print("  {:>12} {:>10} {:>6} {:>10}  {}\n", "value", "KV tokens", "OOM", "TTFT p99", "first failure");
   for (const auto& p : r.frontier)
     fmt::print("  {:>12.6g} {:>10} {:>6} {:>10}  {}\n", p.value, p.kv_tokens, p.failed ? "yes" : "no",
-               p.failed ? std::string("-") : fmt::format("{:.3f}s", p.ttft_p99_s),
+               p.ttft_p99_s ? fmt::format("{:.3f}s", *p.ttft_p99_s) : std::string("-"),
                p.failed ? p.failed_variant + ": " + p.failure : "");
   if (r.best)
     fmt::print("  best         {} = {:.6g} ({} value that never ran out of memory{})\n", r.knob.name, *r.best,

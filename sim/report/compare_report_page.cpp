@@ -62,10 +62,12 @@ std::vector<Row> read_rows(const nlohmann::json& c, const std::string& file) {
     if (r.started) {
       r.preemptions = output_field<std::int64_t>(c, at("preemptions"), file);
       r.latency_count = output_field<std::int64_t>(c, at("ttft_s/count"), file);
-      r.ttft_p50 = output_field<double>(c, at("ttft_s/p50"), file);
-      r.ttft_p99 = output_field<double>(c, at("ttft_s/p99"), file);
-      r.tpot_p50 = output_field<double>(c, at("tpot_s/p50"), file);
-      r.tpot_p99 = output_field<double>(c, at("tpot_s/p99"), file);
+      if (r.latency_count > 0) {  // no sample: null in the file, "-" and gaps here
+        r.ttft_p50 = output_field<double>(c, at("ttft_s/p50"), file);
+        r.ttft_p99 = output_field<double>(c, at("ttft_s/p99"), file);
+        r.tpot_p50 = output_field<double>(c, at("tpot_s/p50"), file);
+        r.tpot_p99 = output_field<double>(c, at("tpot_s/p99"), file);
+      }
       r.tokens_per_s = output_field<double>(c, at("throughput_tokens_per_s"), file);
       r.timeline_csv = output_field<std::string>(c, at("timeline_csv"), file);
       // Only a file of this folder: the name comes from the JSON, not from the user's command line.

@@ -63,7 +63,12 @@ nlohmann::json comparison_json(const std::string& scenario, const std::vector<Co
   j["scenario"] = scenario;
   j["policies"] = nlohmann::json::array();
   auto dist = [](const Distribution& d) {
-    return nlohmann::json{{"count", d.count}, {"mean", d.mean}, {"p50", d.p50}, {"p90", d.p90}, {"p99", d.p99}, {"max", d.max}};
+    return nlohmann::json{{"count", d.count},
+                          {"mean", statistic_json(d, d.mean)},
+                          {"p50", statistic_json(d, d.p50)},
+                          {"p90", statistic_json(d, d.p90)},
+                          {"p99", statistic_json(d, d.p99)},
+                          {"max", statistic_json(d, d.max)}};
   };
   for (const ComparisonRow& r : rows) {
     nlohmann::json p;

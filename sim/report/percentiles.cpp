@@ -29,4 +29,8 @@ Distribution summarize(std::vector<double>& values) {
   return d;
 }
 
+nlohmann::json statistic_json(const Distribution& d, double value) {
+  return d.count ? nlohmann::json(value) : nlohmann::json(nullptr);
+}
+
 }  // namespace headroom::report

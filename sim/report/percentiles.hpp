@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace headroom::report {
 
 struct Distribution {
@@ -15,6 +17,10 @@ struct Distribution {
   // (value, fraction at or below it), for the report's CDF chart; empty unless a histogram filled it.
   std::vector<std::pair<double, double>> cdf;
 };
+
+// A statistic of `d` (d.p50, d.p99...) as written to JSON: null when the distribution has no sample,
+// so that a run that completed nothing never reads as "TTFT 0 s" (CSV: empty; tables: "-").
+nlohmann::json statistic_json(const Distribution& d, double value);
 
 // `values` is sorted in place. Empty input gives count 0 and zeros.
 Distribution summarize(std::vector<double>& values);

@@ -28,8 +28,13 @@ nlohmann::json dist_json(const Distribution& d) {
     x.push_back(value);
     p.push_back(fraction);
   }
-  return {{"count", d.count}, {"mean", d.mean}, {"p50", d.p50},         {"p90", d.p90},
-          {"p99", d.p99},     {"max", d.max},   {"cdf", {{"x", x}, {"p", p}}}};
+  return {{"count", d.count},
+          {"mean", statistic_json(d, d.mean)},
+          {"p50", statistic_json(d, d.p50)},
+          {"p90", statistic_json(d, d.p90)},
+          {"p99", statistic_json(d, d.p99)},
+          {"max", statistic_json(d, d.max)},
+          {"cdf", {{"x", x}, {"p", p}}}};
 }
 
 nlohmann::json oom_json(const engine::OomEvent& e) {

@@ -22,7 +22,7 @@ struct Point {
   bool started = false, failed = false;
   std::int64_t kv_tokens = 0, preemptions = 0;
   std::string failed_variant, failure;
-  double ttft_p99 = 0, tpot_p99 = 0;
+  std::optional<double> ttft_p99, tpot_p99;  // null in tune.json: a failed value or no completed request
 };
 
 std::vector<Point> read_points(const nlohmann::json& t, const std::string& file) {
@@ -38,8 +38,10 @@ std::vector<Point> read_points(const nlohmann::json& t, const std::string& file)
     p.preemptions = output_field<std::int64_t>(t, at("preemptions"), file);
     p.failed_variant = output_field<std::string>(t, at("failed_variant"), file);
     p.failure = output_field<std::string>(t, at("failure"), file);
-    p.ttft_p99 = output_field<double>(t, at("ttft_p99_s"), file);
-    p.tpot_p99 = output_field<double>(t, at("tpot_p99_s"), file);
+    if (!output_field<nlohmann::json>(t, at("ttft_p99_s"), file).is_null())
+      p.ttft_p99 = output_field<double>(t, at("ttft_p99_s"), file);
+    if (!output_field<nlohmann::json>(t, at("tpot_p99_s"), file).is_null())
+      p.tpot_p99 = output_field<double>(t, at("tpot_p99_s"), file);
     if (!points.empty() && p.value <= points.back().value)
       throw InputError(fmt::format("{}: field {}: the frontier's values must ascend", file, at("value").to_string()));
     points.push_back(std::move(p));
@@ -107,7 +109,7 @@ nlohmann::json frontier_view(const nlohmann::json& t, const std::vector<Point>& 
     x.push_back(p.value);
     // A value whose engine did not start has no KV cache and no latency to draw.
     kv.push_back(p.started ? nlohmann::json(p.kv_tokens) : nlohmann::json(nullptr));
-    ttft.push_back(p.started ? nlohmann::json(p.ttft_p99) : nlohmann::json(nullptr));
+    ttft.push_back(p.ttft_p99 ? nlohmann::json(*p.ttft_p99) : nlohmann::json(nullptr));  // a gap
     failed.push_back(p.failed);
     why.push_back(p.failed ? p.failed_variant + ": " + p.failure : std::string());
     values.push_back(p.value);
@@ -127,8 +129,8 @@ nlohmann::json table_view(const std::vector<Point>& points, std::optional<double
   for (const Point& p : points)
     rows.push_back({value_text(p.value) + (best && *best == p.value ? " (best)" : ""),
                     p.started ? std::to_string(p.kv_tokens) : "—", p.failed ? "yes" : "no",
-                    p.started ? fmt::format("{:.3f} s", p.ttft_p99) : "—",
-                    p.started ? fmt::format("{:.1f} ms", p.tpot_p99 * 1e3) : "—",
+                    p.ttft_p99 ? fmt::format("{:.3f} s", *p.ttft_p99) : "—",
+                    p.tpot_p99 ? fmt::format("{:.1f} ms", *p.tpot_p99 * 1e3) : "—",
                     p.started ? std::to_string(p.preemptions) : "—",
                     p.failed ? p.failed_variant + ": " + p.failure : std::string()});
   return {{"type", "table"}, {"id", "frontier-table"}, {"title", "Every grid point (latency on the base variant)"},

@@ -69,10 +69,10 @@ nlohmann::json sweep_point_json(const SweepPoint& point, const Outcome& o) {
   r["aborted"] = row.aborted;
   r["rejected"] = row.rejected;
   r["preemptions"] = row.preemptions;
-  r["ttft_p50_s"] = row.ttft.p50;
-  r["ttft_p99_s"] = row.ttft.p99;
-  r["tpot_p50_s"] = row.tpot.p50;
-  r["tpot_p99_s"] = row.tpot.p99;
+  r["ttft_p50_s"] = report::statistic_json(row.ttft, row.ttft.p50);  // null (an empty CSV cell) without a sample
+  r["ttft_p99_s"] = report::statistic_json(row.ttft, row.ttft.p99);
+  r["tpot_p50_s"] = report::statistic_json(row.tpot, row.tpot.p50);
+  r["tpot_p99_s"] = report::statistic_json(row.tpot, row.tpot.p99);
   r["tokens_per_s"] = row.tokens_per_s;
   r["peak_allocated_bytes"] = o.serving ? nlohmann::json(o.serving->peak_allocated) : nlohmann::json();
   r["peak_reserved_bytes"] = o.serving ? nlohmann::json(o.serving->peak_reserved) : nlohmann::json();

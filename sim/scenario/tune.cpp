@@ -225,8 +225,8 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
       if (v == 0) {
         p.started = o.started();
         p.kv_tokens = o.start.startup.kv_tokens;  // decided even when a later start-up step failed
-        p.ttft_p99_s = o.ttft.p99;
-        p.tpot_p99_s = o.tpot.p99;
+        if (o.ttft.count > 0) p.ttft_p99_s = o.ttft.p99;
+        if (o.tpot.count > 0) p.tpot_p99_s = o.tpot.p99;
         p.preemptions = o.serving ? o.serving->preemptions : 0;
       }
       if (o.failed() && !p.failed) {
@@ -240,6 +240,7 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
                                   o.serving->ooms.front().tensor);
       }
     }
+    if (p.failed) p.ttft_p99_s = p.tpot_p99_s = std::nullopt;
     result.frontier.push_back(p);
   }
   // From the safest value towards the most aggressive: the last value before the first failure.

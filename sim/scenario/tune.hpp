@@ -47,8 +47,9 @@ struct TunePoint {
   bool failed = false;            // a start-up failure or an OOM in any variant
   std::string failed_variant;     // the first variant that failed
   std::string failure;            // its start-up failure or first OOM, one line
-  double ttft_p99_s = 0;          // on the base variant (0 when it did not run)
-  double tpot_p99_s = 0;
+  // On the base variant; none when the value failed (its latency would be of a cut-short run) or
+  // nothing completed: never 0.
+  std::optional<double> ttft_p99_s, tpot_p99_s;
   std::int64_t preemptions = 0;   // on the base variant
 };
 

@@ -140,6 +140,16 @@ TEST_CASE("run: a decode batch LightLLM's start-up check never sampled runs out 
   CHECK(j["oom"]["message"].get<std::string>().rfind("CUDA out of memory. Tried to allocate", 0) == 0);
   CHECK(j["requests"]["completed"].get<int>() < 1500);
   CHECK_THAT(j["oom"]["tensor"].get<std::string>(), Catch::Contains("logits"));
+  // The 600-sequence decode dies before any request has its 600 tokens: no latency has a sample, and
+  // none reads as 0 (issue 16): null in summary.json, "-" on the terminal.
+  CHECK(j["requests"]["completed"] == 0);
+  for (const char* metric : {"ttft_s", "tpot_s", "e2e_s"}) {
+    INFO(metric);
+    CHECK(j["metrics"][metric]["count"] == 0);
+    for (const char* statistic : {"mean", "p50", "p90", "p99", "max"}) CHECK(j["metrics"][metric][statistic].is_null());
+  }
+  CHECK_THAT(r.output, Catch::Contains("  TTFT             p50 -, p99 -\n  TPOT             p50 -, p99 -\n"
+                                       "  e2e              p50 -, p99 -\n"));
 
   write(dir / "cont.yaml", "name: cont\non_oom: continue\n" + base);
   auto c = run_headroom("run " + q(dir / "cont.yaml") + " -o " + q(dir / "cont") + " --json");

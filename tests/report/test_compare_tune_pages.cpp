@@ -113,7 +113,9 @@ nlohmann::json tune_json() {
     t["frontier"].push_back({{"value", values[i]}, {"started", i != 5}, {"kv_tokens", i == 5 ? 0 : 400000 + 10000 * i},
                              {"oom", fails}, {"failed_variant", fails ? "rate:1.25" : ""},
                              {"failure", i == 3 ? "OOM at 12.0 s allocating logits" : i == 5 ? "start-up failed at KV cache: no memory" : ""},
-                             {"ttft_p99_s", i == 5 ? 0.0 : 0.5 + 0.1 * i}, {"tpot_p99_s", 0.02}, {"preemptions", 0}});
+                             // A failed value has no latency (headroom writes null, never 0).
+                             {"ttft_p99_s", fails ? nlohmann::json(nullptr) : nlohmann::json(0.5 + 0.1 * i)},
+                             {"tpot_p99_s", fails ? nlohmann::json(nullptr) : nlohmann::json(0.02)}, {"preemptions", 0}});
   }
   return t;
 }
@@ -234,12 +236,14 @@ TEST_CASE("tune page: the frontier with the best value, every point in a table, 
   const nlohmann::json& f = view(page, "frontier");
   CHECK(f["best"] == 0.92);
   CHECK(f["kv_tokens"].back().is_null());   // 0.95 did not start
-  CHECK(f["ttft_p99_s"].back().is_null());
+  CHECK(f["ttft_p99_s"] == nlohmann::json({0.5, 0.6, 0.7, nullptr, 0.9, nullptr}));  // failed values: gaps
   CHECK(f["failed"] == nlohmann::json({false, false, false, true, false, true}));
   CHECK(f["regions"].size() == 2);
   const nlohmann::json& t = view(page, "frontier-table");
   CHECK(t["rows"][2][0] == "0.92 (best)");
   CHECK(t["rows"][5][1] == "—");
+  CHECK(t["rows"][3][3] == "—");  // 0.93 failed: no TTFT p99
+  CHECK(t["rows"][2][3] == "0.700 s");
   CHECK(t["rows"][3][6] == "rate:1.25: OOM at 12.0 s allocating logits");
 
   nlohmann::json none = tune_json();
