@@ -1,0 +1,42 @@
+#include "sim/engine/engine_registry.hpp"
+
+#include <stdexcept>
+
+namespace headroom::engine {
+
+// Defined in each engine's <engine>_traits.cpp.
+const EngineTraits& vllm_traits();
+const EngineTraits& sglang_traits();
+const EngineTraits& lightllm_traits();
+
+std::span<const EngineTraits* const> engines() {
+  // One line per engine; the order is the order users see them listed.
+  static const EngineTraits* const all[] = {
+      &vllm_traits(),
+      &sglang_traits(),
+      &lightllm_traits(),
+  };
+  return all;
+}
+
+const EngineTraits& engine_traits(model::Engine id) {
+  for (const EngineTraits* t : engines())
+    if (t->id == id) return *t;
+  throw std::logic_error("engine_traits: an engine id with no registered description");
+}
+
+const EngineTraits& engine_traits(const EngineConfig& config) { return engine_traits(engine_of(config)); }
+
+const EngineTraits* find_engine(std::string_view name) {
+  for (const EngineTraits* t : engines())
+    if (t->name == name) return t;
+  return nullptr;
+}
+
+const EngineTraits* engine_with_fraction_knob(std::string_view knob) {
+  for (const EngineTraits* t : engines())
+    if (t->fraction_knob == knob) return t;
+  return nullptr;
+}
+
+}  // namespace headroom::engine
