@@ -9,6 +9,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/engine/engine_limits.hpp"
+#include "sim/engine/engine_registry.hpp"
 #include "sim/model/tensor_parallel.hpp"
 
 namespace headroom::engine {
@@ -42,7 +43,7 @@ void require_range(std::string_view engine, std::string_view field, std::int64_t
 // The KV layout the engine would use: an InputError for a dtype the model cannot use names the knob.
 model::KvLayout checked_kv_layout(const Deployment& d, model::Engine engine, model::KvCacheDtype dtype, int tp) {
   try {
-    return model::kv_layout(d.model, engine, dtype, tp);
+    return model::kv_layout(d.model, engine_traits(engine).kv_pool, dtype, tp);
   } catch (const EngineConfigError&) {
     throw;
   } catch (const InputError& e) {

@@ -1,6 +1,11 @@
 #include "sim/engine/engine_registry.hpp"
 
 #include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
 
 namespace headroom::engine {
 
@@ -31,6 +36,13 @@ const EngineTraits* find_engine(std::string_view name) {
   for (const EngineTraits* t : engines())
     if (t->name == name) return t;
   return nullptr;
+}
+
+const EngineTraits& engine_named(std::string_view name, std::string_view what) {
+  if (const EngineTraits* t = find_engine(name)) return *t;
+  std::string names;
+  for (const EngineTraits* t : engines()) names += (names.empty() ? "" : ", ") + std::string(t->name);
+  throw InputError(fmt::format("{}: expected one of {}, got '{}'", what, names, name));
 }
 
 const EngineTraits* engine_with_fraction_knob(std::string_view knob) {

@@ -15,6 +15,8 @@ const EngineTraits& engine_traits(model::Engine id);
 const EngineTraits& engine_traits(const EngineConfig& config);
 // nullptr when no engine has that name.
 const EngineTraits* find_engine(std::string_view name);
+// The engine of that name; InputError naming `what` and the engines' names otherwise.
+const EngineTraits& engine_named(std::string_view name, std::string_view what);
 // The engine whose memory-fraction knob is `knob` ("mem_fraction_static"), or nullptr.
 const EngineTraits* engine_with_fraction_knob(std::string_view knob);
 

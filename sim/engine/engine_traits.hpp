@@ -28,6 +28,9 @@ struct EngineTraits {
   // The flags that set the largest prefill, the largest graph batch and the KV capacity, for
   // messages that tell a user what to change.
   std::string_view capacity_flags;
+  model::KvPoolRules kv_pool;  // the layouts its KV pool offers (model/kv_layout.hpp)
+  // The FlashInfer float workspace it allocates once (§5); nullopt where the size is not known.
+  std::optional<Bytes> flashinfer_workspace;
 
   // The configured fraction; a default the engine computes at start-up stands in as its fallback.
   double (*fraction)(const EngineConfig& config) = nullptr;

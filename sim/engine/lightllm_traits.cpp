@@ -23,6 +23,8 @@ const EngineTraits& lightllm_traits() {
       .fraction_of_free_memory = false,
       .capacity_flags = "--batch_max_tokens, --graph_max_batch_size, --visual_infer_batch_size, "
                         "--max_total_token_num or --mem_fraction",
+      .kv_pool = {.engine = "lightllm", .fp8_ds_mla = false},
+      .flashinfer_workspace = std::nullopt,
       .fraction = [](const EngineConfig& c) { return of(c).mem_fraction; },
       .started_fraction = [](const StartupResult& st) { return of(st.config).mem_fraction; },
       .set_fraction = [](EngineConfig& c, double f) { std::get<LightllmConfig>(c).mem_fraction = f; },

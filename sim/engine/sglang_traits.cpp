@@ -23,6 +23,8 @@ const EngineTraits& sglang_traits() {
       // §2.2: mem_fraction_static is a share of the memory free before the weights.
       .fraction_of_free_memory = true,
       .capacity_flags = "--chunked-prefill-size, --cuda-graph-max-bs, --max-total-tokens or --mem-fraction-static",
+      .kv_pool = {.engine = "sglang", .fp8_ds_mla = false},
+      .flashinfer_workspace = model::kSglangFlashInferWorkspace,
       // 0.88: §2.1's default when the GPU memory is unknown.
       .fraction = [](const EngineConfig& c) { return of(c).mem_fraction_static.value_or(0.88); },
       .started_fraction =

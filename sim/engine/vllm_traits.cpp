@@ -29,6 +29,8 @@ const EngineTraits& vllm_traits() {
       .fraction_of_free_memory = false,
       .capacity_flags = "--max-num-batched-tokens, --max-num-seqs (the largest graph batch), "
                         "--num-gpu-blocks-override or --gpu-memory-utilization",
+      .kv_pool = {.engine = "vllm", .fp8_ds_mla = true},
+      .flashinfer_workspace = model::kVllmFlashInferWorkspace,
       .fraction = [](const EngineConfig& c) { return of(c).gpu_memory_utilization; },
       .started_fraction = [](const StartupResult& st) { return of(st.config).gpu_memory_utilization; },
       .set_fraction = [](EngineConfig& c, double f) { std::get<VllmConfig>(c).gpu_memory_utilization = f; },
