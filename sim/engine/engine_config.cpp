@@ -454,10 +454,6 @@ std::vector<FilledDefault> resolve(LightllmConfig& c, const Deployment& d) {
   return filled;
 }
 
-model::Engine engine_of(const EngineConfig& config) {
-  if (std::holds_alternative<VllmConfig>(config)) return model::Engine::vllm;
-  if (std::holds_alternative<SglangConfig>(config)) return model::Engine::sglang;
-  return model::Engine::lightllm;
-}
+model::Engine engine_of(const EngineConfig& config) { return engine_traits(config).id; }
 
 }  // namespace headroom::engine

@@ -30,7 +30,11 @@ const EngineTraits& engine_traits(model::Engine id) {
   throw std::logic_error("engine_traits: an engine id with no registered description");
 }
 
-const EngineTraits& engine_traits(const EngineConfig& config) { return engine_traits(engine_of(config)); }
+const EngineTraits& engine_traits(const EngineConfig& config) {
+  for (const EngineTraits* t : engines())
+    if (t->holds(config)) return *t;
+  throw std::logic_error("engine_traits: a configuration with no registered engine");
+}
 
 const EngineTraits* find_engine(std::string_view name) {
   for (const EngineTraits* t : engines())

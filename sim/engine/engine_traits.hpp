@@ -8,9 +8,14 @@
 #include <optional>
 #include <string_view>
 
+#include "sim/core/yaml_section.hpp"
 #include "sim/engine/engine_config.hpp"
 #include "sim/engine/scheduler.hpp"
 #include "sim/engine/startup.hpp"
+
+namespace YAML {
+class Emitter;
+}
 
 namespace headroom::engine {
 
@@ -18,6 +23,7 @@ struct EngineTraits {
   model::Engine id = model::Engine::vllm;
   std::string_view name;   // as scenarios' `engine.kind` and `--engine` spell it: "vllm"
   std::string_view label;  // as reports print it: "vLLM"
+  bool (*holds)(const EngineConfig& config) = nullptr;  // whether `config` is this engine's
 
   // The share of memory the engine sizes itself by: the scenario key (the engine's argument name)
   // and the command-line flag as the engine spells it.
@@ -46,6 +52,11 @@ struct EngineTraits {
   // nullopt where that arithmetic needs a profile run (vLLM §1.1: policy/kv_budget.hpp
   // measure_profiled).
   std::optional<std::int64_t> (*fraction_kv_bytes)(const KvSizingInputs& in, double fraction) = nullptr;
+
+  // Its knobs in a scenario's `engine:` mapping (knob_yaml.hpp): read with did-you-mean on unknown
+  // keys, and written back with every default filled in.
+  EngineConfig (*read_knobs)(const YamlSection& section) = nullptr;
+  void (*write_knobs)(YAML::Emitter& e, const EngineConfig& config) = nullptr;
 
   StartupResult (*start)(const Deployment& deployment, const EngineConfig& config,
                          const StartupDirectives& directives) = nullptr;

@@ -2,10 +2,16 @@
 #include <algorithm>
 #include <cmath>
 
+#include <yaml-cpp/yaml.h>
+
 #include "sim/engine/engine_registry.hpp"
 #include "sim/engine/lightllm_scheduler.hpp"
 
 namespace headroom::engine {
+
+// lightllm_yaml.cpp
+EngineConfig read_lightllm_knobs(const YamlSection& s);
+void write_lightllm_knobs(YAML::Emitter& e, const EngineConfig& config);
 
 namespace {
 
@@ -18,6 +24,7 @@ const EngineTraits& lightllm_traits() {
       .id = model::Engine::lightllm,
       .name = "lightllm",
       .label = "LightLLM",
+      .holds = [](const EngineConfig& c) { return std::holds_alternative<LightllmConfig>(c); },
       .fraction_knob = "mem_fraction",
       .fraction_flag = "--mem_fraction",
       .fraction_of_free_memory = false,
@@ -41,6 +48,8 @@ const EngineTraits& lightllm_traits() {
         return static_cast<std::int64_t>(std::floor(static_cast<double>(in.free_after_weights) -
                                                     static_cast<double>(in.deployment.total()) * (1 - fraction)));
       },
+      .read_knobs = read_lightllm_knobs,
+      .write_knobs = write_lightllm_knobs,
       .start = [](const Deployment& d, const EngineConfig& c, const StartupDirectives& directives) {
         return lightllm_startup(d, of(c), directives);
       },

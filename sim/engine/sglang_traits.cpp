@@ -2,10 +2,16 @@
 #include <algorithm>
 #include <cmath>
 
+#include <yaml-cpp/yaml.h>
+
 #include "sim/engine/engine_registry.hpp"
 #include "sim/engine/sglang_scheduler.hpp"
 
 namespace headroom::engine {
+
+// sglang_yaml.cpp
+EngineConfig read_sglang_knobs(const YamlSection& s);
+void write_sglang_knobs(YAML::Emitter& e, const EngineConfig& config);
 
 namespace {
 
@@ -18,6 +24,7 @@ const EngineTraits& sglang_traits() {
       .id = model::Engine::sglang,
       .name = "sglang",
       .label = "SGLang",
+      .holds = [](const EngineConfig& c) { return std::holds_alternative<SglangConfig>(c); },
       .fraction_knob = "mem_fraction_static",
       .fraction_flag = "--mem-fraction-static",
       // §2.2: mem_fraction_static is a share of the memory free before the weights.
@@ -46,6 +53,8 @@ const EngineTraits& sglang_traits() {
         return static_cast<std::int64_t>(std::floor(static_cast<double>(in.free_after_weights) -
                                                     static_cast<double>(in.free_before_weights) * (1 - fraction)));
       },
+      .read_knobs = read_sglang_knobs,
+      .write_knobs = write_sglang_knobs,
       .start = [](const Deployment& d, const EngineConfig& c, const StartupDirectives& directives) {
         return sglang_startup(d, of(c), directives);
       },

@@ -1,10 +1,16 @@
 // vLLM as the other layers see it (docs/serving-memory-model.md §1).
 #include <cmath>
 
+#include <yaml-cpp/yaml.h>
+
 #include "sim/engine/engine_registry.hpp"
 #include "sim/engine/vllm_scheduler.hpp"
 
 namespace headroom::engine {
+
+// vllm_yaml.cpp
+EngineConfig read_vllm_knobs(const YamlSection& s);
+void write_vllm_knobs(YAML::Emitter& e, const EngineConfig& config);
 
 namespace {
 
@@ -24,6 +30,7 @@ const EngineTraits& vllm_traits() {
       .id = model::Engine::vllm,
       .name = "vllm",
       .label = "vLLM",
+      .holds = [](const EngineConfig& c) { return std::holds_alternative<VllmConfig>(c); },
       .fraction_knob = "gpu_memory_utilization",
       .fraction_flag = "--gpu-memory-utilization",
       .fraction_of_free_memory = false,
@@ -38,6 +45,8 @@ const EngineTraits& vllm_traits() {
       .static_fraction_tokens = static_tokens,
       // §1.1: the budget needs the profile run's activation peak (policy measure_profiled).
       .fraction_kv_bytes = [](const KvSizingInputs&, double) -> std::optional<std::int64_t> { return std::nullopt; },
+      .read_knobs = read_vllm_knobs,
+      .write_knobs = write_vllm_knobs,
       .start = [](const Deployment& d, const EngineConfig& c, const StartupDirectives& directives) {
         return vllm_startup(d, of(c), directives);
       },
