@@ -14,6 +14,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/out_of_memory.hpp"
+#include "sim/engine/engine_registry.hpp"
 #include "sim/model/model_source.hpp"
 #include "sim/model/catalogue.hpp"
 #include "sim/model/hf_config.hpp"
@@ -26,6 +27,13 @@
 namespace headroom::cli {
 
 namespace {
+
+// The FlashInfer workspace the engine allocates, or an InputError where its size is not known.
+Bytes flashinfer_workspace(const engine::EngineTraits& engine) {
+  if (engine.flashinfer_workspace) return *engine.flashinfer_workspace;
+  throw InputError(
+      fmt::format("attention backend flashinfer: no FlashInfer workspace size is known for {}", engine.name));
+}
 
 struct ModelArgs {
   std::string model;
@@ -100,7 +108,7 @@ void run_model(const ModelArgs& a) {
   require_positive(a.tp, "--tp", model::limits::kMaxTensorParallel);
   require_positive(a.moe_chunk, "--moe-chunk", model::limits::kMaxStepTokens);
   require_positive(a.decode_out_rows, "--decode-out-rows", model::limits::kMaxStepSeqs);
-  model::Engine engine = model::parse_engine(a.engine, "--engine");
+  const engine::EngineTraits& engine = engine::engine_named(a.engine, "--engine");
   model::KvCacheDtype kv_dtype = model::parse_kv_cache_dtype(a.kv_dtype, "--kv-dtype");
   model::SamplerOptions sampler;
   sampler.kind = model::parse_sampler_kind(a.sampler, "--sampler");
@@ -109,7 +117,7 @@ void run_model(const ModelArgs& a) {
   if (!a.attention_workspace.empty())
     forward.attention_workspace = parse_bytes(a.attention_workspace, "--attention-workspace");
   else if (forward.attention == model::AttentionBackend::flashinfer)
-    forward.attention_workspace = model::flashinfer_workspace_bytes(engine);
+    forward.attention_workspace = flashinfer_workspace(engine);
   forward.caller_holds_layer_input = a.eager;
   forward.moe_chunk_tokens = a.moe_chunk;
   forward.moe_output_inplace = a.moe_inplace;
@@ -131,7 +139,7 @@ void run_model(const ModelArgs& a) {
   wo.tp = a.tp;
   model::WeightList weights = model::model_weights(config, wo);
   std::int64_t published = model::parameter_count(config);
-  model::KvLayout kv = model::kv_layout(config, engine, kv_dtype, a.tp);
+  model::KvLayout kv = model::kv_layout(config, engine.kv_pool, kv_dtype, a.tp);
 
   model::AllocationProgram fwd = model::forward_program(config, shape, forward);
   model::AllocationProgram smp = model::sampler_program(config, a.seqs, a.tp, sampler);
@@ -151,7 +159,7 @@ void run_model(const ModelArgs& a) {
                    {"qkv_bias", config.qkv_bias},     {"qk_norm", config.has_qk_norm()},
                    {"moe", config.is_moe()},          {"mla", config.is_mla()}};
     j["tp"] = a.tp;
-    j["engine"] = model::engine_name(engine);
+    j["engine"] = std::string(engine.name);
     j["weights"] = {{"bytes_per_rank", weights.bytes},
                     {"parameters_per_rank", weights.parameters},
                     {"parameters", published}};
@@ -188,7 +196,7 @@ void run_model(const ModelArgs& a) {
   }
 
   fmt::print("{} ({}), tensor parallel {}, {} layout\n", config.name, model::architecture_name(config.architecture),
-             a.tp, model::engine_name(engine));
+             a.tp, engine.name);
   fmt::print("  weights          {} per rank ({:.2f} billion parameters on this rank, {:.2f} billion in the model)\n",
              format_bytes(weights.bytes), static_cast<double>(weights.parameters) / 1e9,
              static_cast<double>(published) / 1e9);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/checked.hpp"
+#include "sim/engine/engine_registry.hpp"
 #include "sim/engine/startup.hpp"
 #include "sim/model/step_program.hpp"
 
@@ -63,7 +64,7 @@ StartupResult lightllm_startup(const Deployment& d, LightllmConfig c, const Star
   f.free_after_weights = measured_free(m);
 
   // Memory manager (§3): one tensor [L, size + 1, 2·Hkv, D] (MLA: [L, size + 1, 1, 576]).
-  model::KvLayout layout = model::kv_layout(d.model, model::Engine::lightllm, model::KvCacheDtype::model, d.tp);
+  model::KvLayout layout = model::kv_layout(d.model, engine_traits(model::Engine::lightllm).kv_pool, model::KvCacheDtype::model, d.tp);
   f.cell = layout.bytes_per_token;
   std::int64_t tokens = c.max_total_token_num
                             ? *c.max_total_token_num

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/checked.hpp"
+#include "sim/engine/engine_registry.hpp"
 #include "sim/engine/startup.hpp"
 
 namespace headroom::engine {
@@ -79,7 +80,7 @@ StartupResult sglang_startup(const Deployment& d, SglangConfig c, const StartupD
   if (f.mem_fraction_static != *c.mem_fraction_static)
     r.log.push_back(fmt::format("aiter with context_length {} > 8192: mem_fraction_static {} -> {} (§2.5)",
                                 context_len, *c.mem_fraction_static, f.mem_fraction_static));
-  model::KvLayout layout = model::kv_layout(d.model, model::Engine::sglang, c.kv_cache_dtype, d.tp);
+  model::KvLayout layout = model::kv_layout(d.model, engine_traits(model::Engine::sglang).kv_pool, c.kv_cache_dtype, d.tp);
   f.cell_size = layout.bytes_per_token;
   f.rest_memory = static_cast<double>(f.available_gpu_memory) -
                   static_cast<double>(f.total_gpu_memory) * (1.0 - f.mem_fraction_static);

@@ -1,4 +1,4 @@
-// The start-up steps the three engines share, and the dispatch by engine.
+// The start-up steps the engines share, and the dispatch to the engine's own (engine_registry.hpp).
 #include "sim/engine/startup.hpp"
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/engine/engine_registry.hpp"
 #include "sim/model/sampler_program.hpp"
 #include "sim/model/step_program.hpp"
 #include "sim/model/weights.hpp"
@@ -33,14 +34,7 @@ std::string_view startup_stage_name(StartupStage stage) {
 
 StartupResult start_engine(const Deployment& deployment, const EngineConfig& config,
                            const StartupDirectives& directives) {
-  return std::visit(
-      [&](const auto& c) -> StartupResult {
-        using C = std::decay_t<decltype(c)>;
-        if constexpr (std::is_same_v<C, VllmConfig>) return vllm_startup(deployment, c, directives);
-        else if constexpr (std::is_same_v<C, SglangConfig>) return sglang_startup(deployment, c, directives);
-        else return lightllm_startup(deployment, c, directives);
-      },
-      config);
+  return engine_traits(config).start(deployment, config, directives);
 }
 
 ServingMemory make_serving_memory(const Deployment& d) {

@@ -54,6 +54,11 @@ struct KvSizingInputs {
   std::optional<ClampedWorkspace> clamped_workspace;  // when workspace_bytes is that clamp
   // Whole blocks of `tokens`, rounded down.
   std::int64_t whole_blocks(std::int64_t tokens) const { return tokens / kv_block_tokens * kv_block_tokens; }
+  // Tokens of `kv_bytes` in whole blocks; 0 when the budget is not positive.
+  std::int64_t tokens_in(std::int64_t kv_bytes) const {
+    if (kv_bytes <= 0 || kv_bytes_per_token == 0) return 0;
+    return whole_blocks(static_cast<std::int64_t>(static_cast<Bytes>(kv_bytes) / kv_bytes_per_token));
+  }
 };
 
 // A policy's decision: the KV capacity in tokens, or why it cannot give one (start-up fails at

@@ -7,6 +7,7 @@
 
 #include "sim/core/checked.hpp"
 #include "sim/engine/engine_limits.hpp"
+#include "sim/engine/engine_registry.hpp"
 #include "sim/engine/startup.hpp"
 #include "sim/model/step_program.hpp"
 
@@ -114,7 +115,7 @@ StartupResult vllm_startup(const Deployment& d, VllmConfig c, const StartupDirec
   if (!load_weights(r, d)) return finish();
   f.model_memory_usage = r.bytes.weights;
 
-  model::KvLayout layout = model::kv_layout(d.model, model::Engine::vllm, c.kv_cache_dtype, d.tp);
+  model::KvLayout layout = model::kv_layout(d.model, engine_traits(model::Engine::vllm).kv_pool, c.kv_cache_dtype, d.tp);
   f.page_size = model::vllm_page_size_bytes(layout, block);
   const int L = layout.layers;
   // The first GEMM (the profile run, or a policy's own first forward) creates the cuBLAS workspaces.

@@ -84,8 +84,8 @@ StepLatencyModel::StepLatencyModel(const model::ModelConfig& config, int tp, mod
   activation_bytes_ = model::dtype_bytes(config.dtype == model::DType::fp32 ? model::DType::bf16 : config.dtype);
 
   // kv_layout checks the TP size; the KV bytes per token are the same in every engine's layout
-  // (kv_layout.hpp), so vLLM's stands for all.
-  const model::KvLayout kv = model::kv_layout(config, model::Engine::vllm, kv_dtype, tp);
+  // (kv_layout.hpp), and the engine has checked the dtype at start-up, so any layout stands for all.
+  const model::KvLayout kv = model::kv_layout(config, model::KvPoolRules{"any engine", true}, kv_dtype, tp);
   kv_bytes_per_token_ = kv.bytes_per_token;
   add_gemms(config, tp, weight_dtype);
 

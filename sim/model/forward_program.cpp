@@ -62,12 +62,10 @@ DecodeOutBuffer parse_decode_out_buffer(std::string_view text, std::string_view 
 }
 
 Bytes flashinfer_workspace_bytes(Engine engine) {
-  switch (engine) {
-    case Engine::vllm: return kVllmFlashInferWorkspace;
-    case Engine::sglang: return kSglangFlashInferWorkspace;
-    case Engine::lightllm: break;
-  }
-  throw InputError("attention backend flashinfer: no FlashInfer workspace size is known for lightllm");
+  if (engine == Engine::vllm) return kVllmFlashInferWorkspace;
+  if (engine == Engine::sglang) return kSglangFlashInferWorkspace;
+  throw InputError(
+      fmt::format("attention backend flashinfer: no FlashInfer workspace size is known for {}", engine_name(engine)));
 }
 
 namespace {

@@ -45,7 +45,8 @@ inline constexpr Bytes kVllmFlashInferWorkspace = 256 * MiB;
 // sglang python/sglang/srt/environ.py SGLANG_FLASHINFER_WORKSPACE_SIZE default 384 MiB (§5).
 inline constexpr Bytes kSglangFlashInferWorkspace = 384 * MiB;
 // The FlashInfer float workspace the engine allocates once; throws InputError for LightLLM,
-// whose size this simulator does not know.
+// whose size this simulator does not know. The model tests' spelling: sim/ asks the engine's
+// description (sim/engine EngineTraits flashinfer_workspace).
 Bytes flashinfer_workspace_bytes(Engine engine);
 
 // vllm/envs.py VLLM_FUSED_MOE_CHUNK_SIZE default (§4b): fused_experts works on at most this many

@@ -64,15 +64,18 @@ Bytes element_bytes(const ModelConfig& config, KvCacheDtype dtype) {
 }  // namespace
 
 KvLayout kv_layout(const ModelConfig& config, Engine engine, KvCacheDtype dtype, int tp) {
+  return kv_layout(config, KvPoolRules{engine_name(engine), engine == Engine::vllm}, dtype, tp);
+}
+
+KvLayout kv_layout(const ModelConfig& config, const KvPoolRules& pool, KvCacheDtype dtype, int tp) {
   TensorParallelShard shard = tensor_parallel_shard(config, tp);
   KvLayout layout;
-  layout.engine = engine;
   layout.layers = config.layers;
   layout.mla = config.is_mla();
   layout.element_bytes = element_bytes(config, dtype);
-  if (dtype == KvCacheDtype::fp8_ds_mla && (engine != Engine::vllm || !layout.mla))
+  if (dtype == KvCacheDtype::fp8_ds_mla && (!pool.fp8_ds_mla || !layout.mla))
     throw InputError(fmt::format("kv cache dtype fp8_ds_mla is vLLM's layout for MLA models; model '{}' on {} has none",
-                                 config.name, engine_name(engine)));
+                                 config.name, pool.engine));
   if (layout.mla) {
     // MLA caches the compressed latent and the rope key once per token, replicated on every rank:
     // vLLM MLAAttentionSpec, SGLang MLATokenToKVPool, LightLLM's DeepSeek-2 memory manager.

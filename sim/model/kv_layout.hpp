@@ -20,8 +20,14 @@ std::string_view kv_cache_dtype_name(KvCacheDtype dtype);
 // Accepts auto, bf16/bfloat16, fp16/float16/half, fp8/fp8_e4m3/fp8_e5m2, fp8_ds_mla.
 KvCacheDtype parse_kv_cache_dtype(std::string_view text, std::string_view what);
 
+// What an engine's KV pool accepts, chosen by the engine layer (sim/engine EngineTraits kv_pool)
+// and passed down, so that this layer needs no engine.
+struct KvPoolRules {
+  std::string_view engine;  // the engine's name, for messages
+  bool fp8_ds_mla = false;  // vLLM's 656 B/token DeepSeek MLA layout
+};
+
 struct KvLayout {
-  Engine engine = Engine::vllm;
   int layers = 0;            // decoder layers holding KV (MTP modules excluded)
   bool mla = false;          // one latent "head" of kv_lora_rank + qk_rope_head_dim per token
   int kv_heads = 0;          // per rank: max(1, kv_heads / tp); 1 for MLA
@@ -31,7 +37,10 @@ struct KvLayout {
   Bytes bytes_per_token = 0; // all layers on this rank
 };
 
-// Throws InputError for a tp that does not fit the model and for fp8_ds_mla outside vLLM/MLA.
+// Throws InputError for a tp that does not fit the model and for fp8_ds_mla where the pool has no
+// such layout or the model no MLA.
+KvLayout kv_layout(const ModelConfig& config, const KvPoolRules& pool, KvCacheDtype dtype, int tp = 1);
+// The same for an engine named by id: the model tests' spelling; sim/ passes the engine's rules.
 KvLayout kv_layout(const ModelConfig& config, Engine engine, KvCacheDtype dtype, int tp = 1);
 
 // vLLM page_size_bytes of one layer's block: block_size × bytes_per_token_per_layer, i.e.

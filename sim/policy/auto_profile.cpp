@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/engine/engine_registry.hpp"
 #include "sim/engine/startup.hpp"
 #include "sim/policy/policies.hpp"
 
@@ -22,19 +23,7 @@ namespace headroom::policy {
 namespace {
 
 // The knobs that set the stress and the budget, in each engine's own spelling.
-std::string knobs_to_change(model::Engine engine) {
-  switch (engine) {
-    case model::Engine::vllm:
-      return "--max-num-batched-tokens, --max-num-seqs (the largest graph batch), --num-gpu-blocks-override or "
-             "--gpu-memory-utilization";
-    case model::Engine::sglang:
-      return "--chunked-prefill-size, --cuda-graph-max-bs, --max-total-tokens or --mem-fraction-static";
-    case model::Engine::lightllm:
-      return "--batch_max_tokens, --graph_max_batch_size, --visual_infer_batch_size, --max_total_token_num or "
-             "--mem_fraction";
-  }
-  return "";
-}
+std::string knobs_to_change(model::Engine engine) { return std::string(engine::engine_traits(engine).capacity_flags); }
 
 engine::StartupDirectives fixed_capacity(std::int64_t tokens, Bytes canary) {
   engine::StartupDirectives d;

@@ -5,25 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "sim/engine/engine_registry.hpp"
+
 namespace headroom::policy {
 
 std::int64_t static_fraction_tokens(model::Engine engine, const engine::KvSizingInputs& in, double fraction) {
-  const Bytes total = in.deployment.total();
-  switch (engine) {
-    case model::Engine::vllm: {
-      const auto requested = static_cast<std::int64_t>(std::floor(static_cast<double>(total) * fraction));
-      const auto weights = static_cast<std::int64_t>(in.free_before_weights - in.free_after_weights);
-      return tokens_of(requested - weights, in);
-    }
-    case model::Engine::sglang:
-      return std::max<std::int64_t>(0, engine::sglang_profile_max_num_token(in.free_before_weights,
-                                                                            in.free_after_weights, fraction,
-                                                                            in.kv_bytes_per_token, in.kv_block_tokens));
-    case model::Engine::lightllm:
-      return std::max<std::int64_t>(
-          0, in.whole_blocks(engine::lightllm_kv_tokens(in.free_after_weights, total, fraction, in.kv_bytes_per_token)));
-  }
-  return 0;
+  return engine::engine_traits(engine).static_fraction_tokens(in, fraction);
 }
 
 std::int64_t ProfiledBudget::kv_bytes() const {
@@ -50,8 +37,7 @@ std::variant<ProfiledMeasurement, std::string> measure_profiled(engine::KvSizing
 }
 
 std::int64_t tokens_of(std::int64_t kv_bytes, const engine::KvSizingInputs& in) {
-  if (kv_bytes <= 0 || in.kv_bytes_per_token == 0) return 0;
-  return in.whole_blocks(static_cast<std::int64_t>(static_cast<Bytes>(kv_bytes) / in.kv_bytes_per_token));
+  return in.tokens_in(kv_bytes);
 }
 
 Bytes fragmentation_buffer_bytes(Bytes fragmentation, double k, Bytes floor) {

@@ -10,10 +10,10 @@
 
 namespace headroom::policy {
 
-// static_fraction: the engine's static arithmetic at `fraction`, in whole blocks:
-// vLLM without profiling: total × fraction − weights (§1.1 minus its profile terms);
-// SGLang: (free_after − free_before × (1 − fraction)) / cell (§2.2);
-// LightLLM: (free_after − total × (1 − fraction)) / cell (§3). Never negative.
+// static_fraction: the engine's static arithmetic at `fraction`, in whole blocks, as its
+// description gives it (EngineTraits static_fraction_tokens): vLLM without profiling: total ×
+// fraction − weights (§1.1 minus its profile terms); SGLang: (free_after − free_before × (1 −
+// fraction)) / cell (§2.2); LightLLM: (free_after − total × (1 − fraction)) / cell (§3). Never negative.
 std::int64_t static_fraction_tokens(model::Engine engine, const engine::KvSizingInputs& in, double fraction);
 
 // profiled (vLLM §1.1): requested − weights − activation peak − non-torch growth − graph

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/engine/engine_registry.hpp"
 #include "sim/engine/startup.hpp"
 #include "sim/policy/policies.hpp"
 
@@ -78,9 +79,7 @@ std::string describe(const PolicySpec& s) {
 }
 
 double engine_fraction(const engine::EngineConfig& config) {
-  if (const auto* v = std::get_if<engine::VllmConfig>(&config)) return v->gpu_memory_utilization;
-  if (const auto* s = std::get_if<engine::SglangConfig>(&config)) return s->mem_fraction_static.value_or(0.88);
-  return std::get<engine::LightllmConfig>(config).mem_fraction;
+  return engine::engine_traits(config).fraction(config);
 }
 
 PolicyStart DirectivePolicy::start(const engine::Deployment& deployment, const engine::EngineConfig& config) const {

@@ -3,6 +3,7 @@
 // profile run §1.1).
 #include <fmt/format.h>
 
+#include "sim/engine/engine_registry.hpp"
 #include "sim/policy/kv_budget.hpp"
 #include "sim/policy/policies.hpp"
 
@@ -22,7 +23,7 @@ class StaticFraction final : public DirectivePolicy {
       const std::int64_t tokens = static_fraction_tokens(in.startup.engine, in, f);
       out.kv_budget = static_cast<Bytes>(tokens) * in.kv_bytes_per_token;
       // SGLang's fraction is of the memory free before the weights (§2.2); the others' of the device.
-      const bool of_free = in.startup.engine == model::Engine::sglang;
+      const bool of_free = engine::engine_traits(in.startup.engine).fraction_of_free_memory;
       out.device_budget = static_cast<Bytes>(
           f * static_cast<double>(of_free ? in.free_before_weights : in.deployment.total()));
       out.device_budget_rule =

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/engine/engine_registry.hpp"
 #include "sim/policy/kv_budget.hpp"
 #include "sim/policy/policies.hpp"
 #include "sim/policy/workspace_aware.hpp"
@@ -12,26 +13,14 @@ namespace headroom::policy {
 
 namespace {
 
-// The bytes the engine's own arithmetic gives the KV cache, before any workspace: vLLM's profiled
-// accounting; SGLang's mem_fraction_static rest without the aiter × 0.85 hack this policy replaces;
-// LightLLM's mem_fraction arithmetic.
+// The bytes the engine's own arithmetic gives the KV cache, before any workspace (EngineTraits
+// fraction_kv_bytes: SGLang without the aiter × 0.85 hack this policy replaces), or, where that
+// arithmetic needs a profile run, vLLM's profiled accounting.
 std::variant<std::int64_t, std::string> engine_kv_budget(engine::KvSizingInputs& in, double fraction) {
-  engine::StartupResult& r = in.startup;
-  const Bytes total = in.deployment.total();
-  switch (r.engine) {
-    case model::Engine::vllm: {
-      auto measured = measure_profiled(in, fraction);
-      if (const auto* why = std::get_if<std::string>(&measured)) return *why;
-      return std::get<ProfiledMeasurement>(measured).budget.kv_bytes();
-    }
-    case model::Engine::sglang:
-      return static_cast<std::int64_t>(std::floor(static_cast<double>(in.free_after_weights) -
-                                                  static_cast<double>(in.free_before_weights) * (1 - fraction)));
-    case model::Engine::lightllm:
-      return static_cast<std::int64_t>(std::floor(static_cast<double>(in.free_after_weights) -
-                                                  static_cast<double>(total) * (1 - fraction)));
-  }
-  return std::int64_t{0};
+  if (auto bytes = engine::engine_traits(in.startup.engine).fraction_kv_bytes(in, fraction)) return *bytes;
+  auto measured = measure_profiled(in, fraction);
+  if (const auto* why = std::get_if<std::string>(&measured)) return *why;
+  return std::get<ProfiledMeasurement>(measured).budget.kv_bytes();
 }
 
 class WorkspaceAware final : public DirectivePolicy {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/engine/engine_registry.hpp"
 #include "sim/report/run_report_page.hpp"
 
 
@@ -58,17 +59,9 @@ nlohmann::json oom_json(const engine::OomEvent& e) {
 }  // namespace
 
 MemoryBudget engine_memory_budget(const engine::StartupResult& st, Bytes capacity) {
-  double fraction = 0;
-  std::string knob;
-  if (const auto* v = std::get_if<engine::VllmConfig>(&st.config)) {
-    fraction = v->gpu_memory_utilization, knob = "gpu_memory_utilization";
-  } else if (const auto* g = std::get_if<engine::SglangConfig>(&st.config)) {
-    const auto* f = std::get_if<engine::SglangFigures>(&st.figures);
-    fraction = f && f->mem_fraction_static > 0 ? f->mem_fraction_static : g->mem_fraction_static.value_or(0);
-    knob = "mem_fraction_static";
-  } else if (const auto* l = std::get_if<engine::LightllmConfig>(&st.config)) {
-    fraction = l->mem_fraction, knob = "mem_fraction";
-  }
+  const engine::EngineTraits& traits = engine::engine_traits(st.config);
+  const double fraction = traits.started_fraction(st);
+  const std::string_view knob = traits.fraction_knob;
   if (fraction <= 0) return {};
   return {static_cast<Bytes>(fraction * static_cast<double>(capacity)), fmt::format("{} {:g} × capacity", knob, fraction)};
 }

@@ -1,14 +1,11 @@
 #include "sim/scenario/deployment_facts.hpp"
 
+#include "sim/engine/engine_registry.hpp"
+
 namespace headroom::scenario {
 
 std::string engine_label(const engine::EngineConfig& config) {
-  switch (engine::engine_of(config)) {
-    case model::Engine::vllm: return "vLLM";
-    case model::Engine::sglang: return "SGLang";
-    case model::Engine::lightllm: return "LightLLM";
-  }
-  return "?";
+  return std::string(engine::engine_traits(config).label);
 }
 
 nlohmann::json deployment_facts_json(const Scenario& s) {

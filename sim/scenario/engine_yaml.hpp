@@ -1,6 +1,7 @@
 #pragma once
-// The `engine:` section of a scenario: `kind: vllm|sglang|lightllm` and that engine's own knob names
-// (docs/scenario.md lists them with their defaults). Unknown knobs get a did-you-mean.
+// The `engine:` section of a scenario: `kind:` one of the registered engines (engine_registry.hpp)
+// and that engine's own knob names, which the engine reads (docs/scenario.md lists them with their
+// defaults). Unknown knobs get a did-you-mean.
 #include "sim/core/yaml_section.hpp"
 #include "sim/engine/engine_config.hpp"
 

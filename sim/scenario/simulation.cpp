@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/out_of_memory.hpp"
+#include "sim/engine/engine_registry.hpp"
 #include "sim/engine/scheduler_factory.hpp"
 #include "sim/engine/startup.hpp"
 #include "sim/latency/step_latency.hpp"
@@ -16,9 +17,7 @@ namespace headroom::scenario {
 namespace {
 
 model::KvCacheDtype kv_dtype_of(const engine::EngineConfig& c) {
-  if (const auto* v = std::get_if<engine::VllmConfig>(&c)) return v->kv_cache_dtype;
-  if (const auto* s = std::get_if<engine::SglangConfig>(&c)) return s->kv_cache_dtype;
-  return model::KvCacheDtype::model;  // LightLLM stores KV in the model's dtype (§3)
+  return engine::engine_traits(c).kv_cache_dtype(c);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "sim/core/did_you_mean.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/parallel.hpp"
+#include "sim/engine/engine_registry.hpp"
 #include "sim/scenario/outcome.hpp"
 #include "sim/workload/make_source.hpp"
 
@@ -16,22 +17,29 @@ namespace headroom::scenario {
 
 namespace {
 
+// Each engine's memory fraction (engine_registry.hpp), then the policies' parameters.
 const std::vector<KnobInfo>& knobs() {
-  static const std::vector<KnobInfo> k{
-      {"gpu_memory_utilization", true, ""}, {"mem_fraction_static", true, ""}, {"mem_fraction", true, ""},
-      {"policy.fraction", true, ""},        {"policy.mem_fraction", true, ""}, {"policy.k", false, ""},
-      {"policy.margin_mib", false, "MiB"},  {"policy.floor_mib", false, "MiB"}, {"policy.canary_mib", false, "MiB"},
-  };
+  static const std::vector<KnobInfo> k = [] {
+    std::vector<KnobInfo> v;
+    for (const engine::EngineTraits* e : engine::engines()) v.push_back({std::string(e->fraction_knob), true, ""});
+    v.insert(v.end(), {
+                          {"policy.fraction", true, ""},
+                          {"policy.mem_fraction", true, ""},
+                          {"policy.k", false, ""},
+                          {"policy.margin_mib", false, "MiB"},
+                          {"policy.floor_mib", false, "MiB"},
+                          {"policy.canary_mib", false, "MiB"},
+                      });
+    return v;
+  }();
   return k;
 }
 
-void require_engine(const Scenario& sc, const std::string& knob, model::Engine engine) {
-  if (engine::engine_of(sc.engine) != engine)
-    throw InputError(fmt::format("--knob {}: a knob of {}, and this scenario's engine is {}", knob,
-                                 engine == model::Engine::vllm ? "vllm" : engine == model::Engine::sglang ? "sglang" : "lightllm",
-                                 engine::engine_of(sc.engine) == model::Engine::vllm     ? "vllm"
-                                 : engine::engine_of(sc.engine) == model::Engine::sglang ? "sglang"
-                                                                                          : "lightllm"));
+void require_engine(const Scenario& sc, const std::string& knob, const engine::EngineTraits& owner) {
+  const engine::EngineTraits& mine = engine::engine_traits(sc.engine);
+  if (mine.id != owner.id)
+    throw InputError(
+        fmt::format("--knob {}: a knob of {}, and this scenario's engine is {}", knob, owner.name, mine.name));
 }
 
 void require_policy(const Scenario& sc, const std::string& knob, std::initializer_list<policy::PolicyKind> kinds) {
@@ -74,17 +82,10 @@ void set_knob(Scenario& sc, const std::string& name, double value) {
     return static_cast<Bytes>(std::llround(v * static_cast<double>(MiB)));
   };
   // An engine's own error about the knob names the command line's value (located()).
-  if (name == "gpu_memory_utilization" || name == "mem_fraction_static" || name == "mem_fraction")
+  if (const engine::EngineTraits* owner = engine::engine_with_fraction_knob(name)) {
     sc.engine_knob_place[name] = fmt::format("--knob {} = {}", name, value);
-  if (name == "gpu_memory_utilization") {
-    require_engine(sc, name, model::Engine::vllm);
-    std::get<engine::VllmConfig>(sc.engine).gpu_memory_utilization = fraction(value);
-  } else if (name == "mem_fraction_static") {
-    require_engine(sc, name, model::Engine::sglang);
-    std::get<engine::SglangConfig>(sc.engine).mem_fraction_static = fraction(value);
-  } else if (name == "mem_fraction") {
-    require_engine(sc, name, model::Engine::lightllm);
-    std::get<engine::LightllmConfig>(sc.engine).mem_fraction = fraction(value);
+    require_engine(sc, name, *owner);
+    owner->set_fraction(sc.engine, fraction(value));
   } else if (name == "policy.fraction") {
     require_policy(sc, name, {K::static_fraction, K::profiled, K::fragmentation_buffer, K::workspace_aware});
     sc.policy.fraction = fraction(value);

@@ -1,0 +1,62 @@
+#include "sim/engine/lightllm_config.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+#include "sim/engine/knob_checks.hpp"
+#include "sim/model/tensor_parallel.hpp"
+
+namespace headroom::engine {
+
+using namespace knob_checks;
+
+std::int64_t lightllm_default_batch_max_tokens(std::int64_t max_req_total_len, std::int64_t chunked_prefill_size,
+                                               bool chunked_prefill) {
+  // lightllm/server/api_start.py (§3).
+  if (!chunked_prefill) return max_req_total_len;
+  return std::min(max_req_total_len, 2 * chunked_prefill_size + 256);
+}
+
+std::vector<int> lightllm_graph_batch_sizes(int graph_max_batch_size, int graph_split_batch_size,
+                                            int graph_grow_step_size) {
+  std::vector<int> sizes;
+  for (int s = 1; s <= graph_split_batch_size && s < graph_max_batch_size; ++s) sizes.push_back(s);
+  for (int s = graph_split_batch_size + graph_grow_step_size; s < graph_max_batch_size; s += graph_grow_step_size)
+    sizes.push_back(s);
+  sizes.push_back(graph_max_batch_size);
+  return sorted_unique(sizes);
+}
+
+std::vector<FilledDefault> resolve(LightllmConfig& c, const Deployment& d) {
+  validate_deployment(d);
+  std::vector<FilledDefault> filled;
+  require_fraction("lightllm", "mem_fraction", c.mem_fraction);
+  require_range("lightllm", "running_max_req_size", c.running_max_req_size, 1, limits::kMaxRunningRequests);
+  require_range("lightllm", "max_req_total_len", c.max_req_total_len, 1, limits::kMaxContextTokens);
+  require_range("lightllm", "chunked_prefill_size", c.chunked_prefill_size, 1, limits::kMaxBatchTokens);
+  require_at_least("lightllm", "graph_max_batch_size", c.graph_max_batch_size, 1);
+  require_at_least("lightllm", "graph_split_batch_size", c.graph_split_batch_size, 1);
+  require_at_least("lightllm", "graph_grow_step_size", c.graph_grow_step_size, 1);
+  if (!c.batch_max_tokens) {
+    c.batch_max_tokens =
+        lightllm_default_batch_max_tokens(c.max_req_total_len, c.chunked_prefill_size, !c.disable_chunked_prefill);
+    filled.push_back({"batch_max_tokens", std::to_string(*c.batch_max_tokens),
+                      c.disable_chunked_prefill ? "max_req_total_len without chunked prefill (§3)"
+                                                : "min(max_req_total_len, 2 × chunked_prefill_size + 256) (§3)"});
+  }
+  require_range("lightllm", "batch_max_tokens", *c.batch_max_tokens, 1, limits::kMaxBatchTokens);
+  if (!c.graph_max_len_in_batch) {
+    c.graph_max_len_in_batch = c.max_req_total_len;
+    filled.push_back({"graph_max_len_in_batch", std::to_string(c.max_req_total_len), "max_req_total_len (§3)"});
+  }
+  require_range("lightllm", "graph_max_len_in_batch", *c.graph_max_len_in_batch, 1, limits::kMaxContextTokens);
+  if (c.max_total_token_num)
+    require_range("lightllm", "max_total_token_num", *c.max_total_token_num, 1, limits::kMaxKvTokens);
+  checked_kv_layout(d, model::Engine::lightllm, model::KvCacheDtype::model, d.tp);
+  return filled;
+}
+
+}  // namespace headroom::engine

@@ -1,0 +1,157 @@
+#include "sim/engine/sglang_config.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+#include "sim/engine/knob_checks.hpp"
+#include "sim/model/tensor_parallel.hpp"
+
+namespace headroom::engine {
+
+using namespace knob_checks;
+
+std::string_view sglang_attention_backend_name(SglangAttentionBackend backend) {
+  return backend == SglangAttentionBackend::flashinfer ? "flashinfer" : "aiter";
+}
+
+SglangAttentionBackend parse_sglang_attention_backend(std::string_view text, std::string_view what) {
+  if (text == "flashinfer") return SglangAttentionBackend::flashinfer;
+  if (text == "aiter") return SglangAttentionBackend::aiter;
+  throw InputError(fmt::format("{}: expected one of flashinfer, aiter, got '{}'", what, text));
+}
+
+SglangGpuDefaults sglang_gpu_defaults(std::optional<double> gpu_mem_mib, int tp) {
+  // server_args.py _handle_gpu_memory_settings (PR #10975), §2.1 table.
+  if (!gpu_mem_mib) return {4096, 160};
+  double g = *gpu_mem_mib;
+  bool large_tp = tp >= 4;
+  if (g < 20 * 1024) return {2048, 8};
+  if (g < 35 * 1024) return {2048, large_tp ? 80 : 24};
+  if (g < 60 * 1024) return {4096, large_tp ? 160 : 32};
+  if (g < 90 * 1024) return {8192, large_tp ? 512 : 256};
+  if (g < 160 * 1024) return {8192, large_tp ? 512 : 256};
+  return {16384, 512};
+}
+
+double sglang_reserved_memory_mib(double gpu_mem_mib, int tp, std::int64_t chunked_prefill_size,
+                                  int cuda_graph_max_bs, int pp, std::int64_t max_prefill_tokens) {
+  // §2.1: 512 MiB of constant metadata, 1.5 MiB per prefill token (at least 2048), 2 MiB per
+  // graph batch size, 1 GiB per 8 ranks; at least 10 GiB on GPUs above 60 GiB.
+  std::int64_t prefill = chunked_prefill_size > 0 ? chunked_prefill_size : max_prefill_tokens;
+  double reserved = 512.0;
+  reserved += static_cast<double>(std::max<std::int64_t>(prefill, 2048)) * 1.5;
+  reserved += static_cast<double>(cuda_graph_max_bs) * 2.0;
+  reserved += static_cast<double>(tp) * static_cast<double>(pp) / 8.0 * 1024.0;
+  if (gpu_mem_mib > 60 * 1024) reserved = std::max(reserved, 10.0 * 1024);
+  return reserved;
+}
+
+double sglang_default_mem_fraction_static(std::optional<double> gpu_mem_mib, int tp,
+                                          std::optional<std::int64_t> chunked_prefill_size,
+                                          std::optional<int> cuda_graph_max_bs) {
+  if (!gpu_mem_mib) return 0.88;  // §2.1 "unknown" row
+  SglangGpuDefaults table = sglang_gpu_defaults(gpu_mem_mib, tp);
+  double reserved =
+      sglang_reserved_memory_mib(*gpu_mem_mib, tp, chunked_prefill_size.value_or(table.chunked_prefill_size),
+                                 cuda_graph_max_bs.value_or(table.cuda_graph_max_bs));
+  // Python's round(x, 3).
+  return std::round((*gpu_mem_mib - reserved) / *gpu_mem_mib * 1000.0) / 1000.0;
+}
+
+double sglang_aiter_mem_fraction_static(double mem_fraction_static, SglangAttentionBackend backend,
+                                        std::int64_t context_length) {
+  // §2.5: ModelRunner.model_specific_adjustment / _handle_attention_backend_compatibility.
+  if (backend == SglangAttentionBackend::aiter && context_length > 8192) return mem_fraction_static * 0.85;
+  return mem_fraction_static;
+}
+
+std::vector<int> sglang_cuda_graph_batch_sizes(int cuda_graph_max_bs, std::int64_t req_to_token_pool_size) {
+  // §2.3 list; cuda_graph_runner.py get_batch_sizes_to_capture.
+  std::vector<int> sizes = {1, 2, 4, 8, 12};
+  for (int s = 16; s < 257; s += 8) sizes.push_back(s);
+  for (int s = 272; s < 512; s += 16) sizes.push_back(s);
+  for (int s = 512; s <= cuda_graph_max_bs; s += 32) sizes.push_back(s);
+  if (sizes.back() > req_to_token_pool_size) {
+    sizes.push_back(static_cast<int>(req_to_token_pool_size) - 1);
+    sizes.push_back(static_cast<int>(req_to_token_pool_size));
+  }
+  std::vector<int> kept;
+  for (int s : sorted_unique(sizes))
+    if (s >= 1 && s <= req_to_token_pool_size && s <= cuda_graph_max_bs) kept.push_back(s);
+  return kept;
+}
+
+std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
+  validate_deployment(d);
+  std::vector<FilledDefault> filled;
+  if (!c.gpu_memory_capacity_mib) {
+    c.gpu_memory_capacity_mib = static_cast<double>(d.total()) / static_cast<double>(MiB);
+    filled.push_back({"gpu_memory_capacity_mib", fmt::format("{}", *c.gpu_memory_capacity_mib),
+                      "the device total (nvidia-smi may report more)"});
+  }
+  if (!(*c.gpu_memory_capacity_mib > 0))
+    throw EngineConfigError("gpu_memory_capacity_mib", fmt::format("sglang gpu_memory_capacity_mib: expected a value above 0, got {}",
+                                 *c.gpu_memory_capacity_mib));
+  SglangGpuDefaults table = sglang_gpu_defaults(c.gpu_memory_capacity_mib, d.tp);
+  std::string table_why = fmt::format("§2.1 table for {:.0f} MiB, tp {}", *c.gpu_memory_capacity_mib, d.tp);
+  if (!c.chunked_prefill_size) {
+    c.chunked_prefill_size = table.chunked_prefill_size;
+    filled.push_back({"chunked_prefill_size", std::to_string(table.chunked_prefill_size), table_why});
+  }
+  if (*c.chunked_prefill_size != -1)
+    require_range("sglang", "chunked_prefill_size", *c.chunked_prefill_size, 1, limits::kMaxBatchTokens);
+  if (!c.cuda_graph_max_bs) {
+    c.cuda_graph_max_bs = table.cuda_graph_max_bs;
+    filled.push_back({"cuda_graph_max_bs", std::to_string(table.cuda_graph_max_bs), table_why});
+  }
+  require_at_least("sglang", "cuda_graph_max_bs", *c.cuda_graph_max_bs, 1);
+  require_range("sglang", "max_prefill_tokens", c.max_prefill_tokens, 1, limits::kMaxBatchTokens);
+
+  if (!c.mem_fraction_static) {
+    double reserved = sglang_reserved_memory_mib(*c.gpu_memory_capacity_mib, d.tp, *c.chunked_prefill_size,
+                                                 *c.cuda_graph_max_bs, 1, c.max_prefill_tokens);
+    c.mem_fraction_static =
+        std::round((*c.gpu_memory_capacity_mib - reserved) / *c.gpu_memory_capacity_mib * 1000.0) / 1000.0;
+    filled.push_back({"mem_fraction_static", fmt::format("{}", *c.mem_fraction_static),
+                      fmt::format("round(({:.0f} - {:.0f} reserved MiB) / {:.0f}, 3) (§2.1)",
+                                  *c.gpu_memory_capacity_mib, reserved, *c.gpu_memory_capacity_mib)});
+  }
+  if (!(*c.mem_fraction_static > 0.0 && *c.mem_fraction_static < 1.0))
+    throw EngineConfigError(
+        "mem_fraction_static",
+        fmt::format("sglang mem_fraction_static: expected a value in (0, 1), got {}", *c.mem_fraction_static));
+
+  if (!c.context_length) {
+    c.context_length = d.model.max_position;
+    filled.push_back({"context_length", std::to_string(d.model.max_position), "the model's max_position_embeddings"});
+  }
+  require_range("sglang", "context_length", *c.context_length, 1, limits::kMaxContextTokens);
+  if (!c.attention_backend) {
+    bool amd = d.gpu.vendor == "amd";
+    c.attention_backend = amd ? SglangAttentionBackend::aiter : SglangAttentionBackend::flashinfer;
+    filled.push_back({"attention_backend", std::string(sglang_attention_backend_name(*c.attention_backend)),
+                      amd ? "SGLang's ROCm backend with aiter" : "SGLang's FlashInfer backend on CUDA"});
+  }
+  if (*c.attention_backend == SglangAttentionBackend::aiter && d.model.is_mla())
+    throw EngineConfigError("attention_backend", fmt::format("sglang attention_backend: aiter's MLA path is not modelled (model '{}' uses MLA); "
+                                 "use flashinfer",
+                                 d.model.name));
+  require_at_least("sglang", "page_size", c.page_size, 1);
+  if (!(c.schedule_conservativeness > 0))
+    throw EngineConfigError("schedule_conservativeness", fmt::format("sglang schedule_conservativeness: expected a value above 0, got {}",
+                                 c.schedule_conservativeness));
+  if (c.max_running_requests)
+    require_range("sglang", "max_running_requests", *c.max_running_requests, 1, limits::kMaxRunningRequests);
+  if (c.max_total_tokens) require_range("sglang", "max_total_tokens", *c.max_total_tokens, 1, limits::kMaxKvTokens);
+  if (c.cuda_graph_bs) {
+    require_sizes("sglang", "cuda_graph_bs", *c.cuda_graph_bs);
+    c.cuda_graph_bs = sorted_unique(*c.cuda_graph_bs);
+  }
+  checked_kv_layout(d, model::Engine::sglang, c.kv_cache_dtype, d.tp);  // throws for a dtype the model cannot use
+  return filled;
+}
+
+}  // namespace headroom::engine

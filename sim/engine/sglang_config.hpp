@@ -1,0 +1,75 @@
+#pragma once
+// SGLang start-up knobs under its own names and defaults (docs/serving-memory-model.md §2).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/engine/deployment.hpp"
+#include "sim/model/forward_program.hpp"
+#include "sim/model/kv_layout.hpp"
+#include "sim/model/sampler_program.hpp"
+
+namespace headroom::engine {
+
+enum class SglangAttentionBackend { flashinfer, aiter };
+std::string_view sglang_attention_backend_name(SglangAttentionBackend backend);  // "flashinfer", "aiter"
+SglangAttentionBackend parse_sglang_attention_backend(std::string_view text, std::string_view what);
+
+struct SglangConfig {
+  std::optional<double> mem_fraction_static;          // default: §2.1 heuristic
+  std::optional<std::int64_t> chunked_prefill_size;   // default: §2.1 table; -1 turns chunking off
+  std::int64_t max_prefill_tokens = 16384;            // §2.3
+  std::optional<std::int64_t> max_running_requests;   // sizes the request pool when given (§2.3)
+  std::optional<std::int64_t> max_total_tokens;       // can only lower the profiled pool (§2.2)
+  std::optional<int> cuda_graph_max_bs;               // default: §2.1 table
+  std::optional<std::vector<int>> cuda_graph_bs;      // default: §2.3 list up to cuda_graph_max_bs
+  bool disable_cuda_graph = false;
+  std::optional<std::int64_t> context_length;         // default: the model's max_position_embeddings
+  std::optional<SglangAttentionBackend> attention_backend;  // flashinfer on NVIDIA, aiter on AMD
+  int page_size = 1;
+  double schedule_conservativeness = 1.0;             // new_token_ratio = min(0.7 × this, 1) (§2.4)
+  model::KvCacheDtype kv_cache_dtype = model::KvCacheDtype::model;  // "auto"
+  // What get_device_memory_capacity() reports (nvidia-smi memory.total, MiB): the `gpu_mem` of
+  // the §2.1 heuristic. nvidia-smi reads 81,559 MiB on an H100-80G where totalGlobalMem is
+  // 81,090 MiB. Absent: the device total in MiB.
+  std::optional<double> gpu_memory_capacity_mib;
+  model::SamplerKind sampling_backend = model::SamplerKind::flashinfer;  // --sampling-backend
+};
+
+// §2.1 table: chunked_prefill_size and cuda_graph_max_bs by gpu_mem (MiB) and TP size;
+// nullopt gpu_mem is the "unknown" row.
+struct SglangGpuDefaults {
+  std::int64_t chunked_prefill_size = 0;
+  int cuda_graph_max_bs = 0;
+  bool operator==(const SglangGpuDefaults&) const = default;
+};
+SglangGpuDefaults sglang_gpu_defaults(std::optional<double> gpu_mem_mib, int tp);
+
+// §2.1: reserved_MiB = 512 + 1.5 × max(chunked_prefill_size, 2048) + 2 × cuda_graph_max_bs
+// + tp × pp / 8 × 1024, at least 10,240 above 60 GiB of GPU memory. Chunked prefill off
+// (chunked_prefill_size ≤ 0): max_prefill_tokens takes its place.
+double sglang_reserved_memory_mib(double gpu_mem_mib, int tp, std::int64_t chunked_prefill_size,
+                                  int cuda_graph_max_bs, int pp = 1, std::int64_t max_prefill_tokens = 16384);
+
+// §2.1: MFS = round((gpu_mem − reserved) / gpu_mem, 3); 0.88 when the GPU memory is unknown.
+// chunked_prefill_size and cuda_graph_max_bs default to the §2.1 table for this GPU.
+double sglang_default_mem_fraction_static(std::optional<double> gpu_mem_mib, int tp,
+                                          std::optional<std::int64_t> chunked_prefill_size = std::nullopt,
+                                          std::optional<int> cuda_graph_max_bs = std::nullopt);
+
+// §2.5: aiter with a context above 8192 multiplies the fraction by 0.85, a given one included.
+double sglang_aiter_mem_fraction_static(double mem_fraction_static, SglangAttentionBackend backend,
+                                        std::int64_t context_length);
+
+// §2.3: [1, 2, 4, 8, 12] + range(16, 257, 8) + range(272, 512, 16) + range(512, max + 1, 32), up to
+// cuda_graph_max_bs and the request pool's size (cuda_graph_runner get_batch_sizes_to_capture,
+// which adds pool size − 1 and pool size when the list reaches beyond the pool).
+std::vector<int> sglang_cuda_graph_batch_sizes(int cuda_graph_max_bs, std::int64_t req_to_token_pool_size);
+
+// Fills the §2.1 defaults; the aiter ×0.85 (§2.5) is applied at start-up, as ModelRunner does,
+// so that resolving twice changes nothing.
+std::vector<FilledDefault> resolve(SglangConfig& config, const Deployment& deployment);
+
+}  // namespace headroom::engine

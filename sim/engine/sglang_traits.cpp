@@ -1,0 +1,69 @@
+// SGLang as the other layers see it (docs/serving-memory-model.md §2).
+#include <algorithm>
+#include <cmath>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/engine/engine_registry.hpp"
+#include "sim/engine/sglang_scheduler.hpp"
+
+namespace headroom::engine {
+
+// sglang_yaml.cpp
+EngineConfig read_sglang_knobs(const YamlSection& s);
+void write_sglang_knobs(YAML::Emitter& e, const EngineConfig& config);
+
+namespace {
+
+const SglangConfig& of(const EngineConfig& c) { return std::get<SglangConfig>(c); }
+
+}  // namespace
+
+const EngineTraits& sglang_traits() {
+  static const EngineTraits t{
+      .id = model::Engine::sglang,
+      .name = "sglang",
+      .label = "SGLang",
+      .holds = [](const EngineConfig& c) { return std::holds_alternative<SglangConfig>(c); },
+      .fraction_knob = "mem_fraction_static",
+      .fraction_flag = "--mem-fraction-static",
+      // §2.2: mem_fraction_static is a share of the memory free before the weights.
+      .fraction_of_free_memory = true,
+      .capacity_flags = "--chunked-prefill-size, --cuda-graph-max-bs, --max-total-tokens or --mem-fraction-static",
+      .kv_pool = {.engine = "sglang", .fp8_ds_mla = false},
+      .flashinfer_workspace = model::kSglangFlashInferWorkspace,
+      // 0.88: §2.1's default when the GPU memory is unknown.
+      .fraction = [](const EngineConfig& c) { return of(c).mem_fraction_static.value_or(0.88); },
+      .started_fraction =
+          [](const StartupResult& st) {
+            const auto* f = std::get_if<SglangFigures>(&st.figures);
+            return f && f->mem_fraction_static > 0 ? f->mem_fraction_static : of(st.config).mem_fraction_static.value_or(0);
+          },
+      .set_fraction = [](EngineConfig& c, double f) { std::get<SglangConfig>(c).mem_fraction_static = f; },
+      .kv_cache_dtype = [](const EngineConfig& c) { return of(c).kv_cache_dtype; },
+      // §2.2: (free_after − free_before × (1 − fraction)) / cell, in whole pages.
+      .static_fraction_tokens =
+          [](const KvSizingInputs& in, double fraction) {
+            return std::max<std::int64_t>(0, sglang_profile_max_num_token(in.free_before_weights, in.free_after_weights,
+                                                                          fraction, in.kv_bytes_per_token,
+                                                                          in.kv_block_tokens));
+          },
+      // §2.2 without the aiter × 0.85 of §2.5.
+      .fraction_kv_bytes = [](const KvSizingInputs& in, double fraction) -> std::optional<std::int64_t> {
+        return static_cast<std::int64_t>(std::floor(static_cast<double>(in.free_after_weights) -
+                                                    static_cast<double>(in.free_before_weights) * (1 - fraction)));
+      },
+      .read_knobs = read_sglang_knobs,
+      .write_knobs = write_sglang_knobs,
+      .start = [](const Deployment& d, const EngineConfig& c, const StartupDirectives& directives) {
+        return sglang_startup(d, of(c), directives);
+      },
+      .make_scheduler = [](const StartupResult& st) -> std::unique_ptr<Scheduler> {
+        return std::make_unique<SglangScheduler>(
+            sglang_scheduler_limits(of(st.config), st.kv_tokens, st.max_running_requests));
+      },
+  };
+  return t;
+}
+
+}  // namespace headroom::engine

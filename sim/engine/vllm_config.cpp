@@ -1,0 +1,189 @@
+#include "sim/engine/vllm_config.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+#include "sim/engine/knob_checks.hpp"
+#include "sim/model/tensor_parallel.hpp"
+
+namespace headroom::engine {
+
+using namespace knob_checks;
+
+std::string_view usage_context_name(UsageContext usage) {
+  return usage == UsageContext::api_server ? "api_server" : "llm_class";
+}
+
+UsageContext parse_usage_context(std::string_view text, std::string_view what) {
+  if (text == "api_server" || text == "api-server") return UsageContext::api_server;
+  if (text == "llm_class" || text == "llm-class") return UsageContext::llm_class;
+  throw InputError(fmt::format("{}: expected one of api_server, llm_class, got '{}'", what, text));
+}
+
+std::string_view cudagraph_mode_name(CudaGraphMode mode) {
+  switch (mode) {
+    case CudaGraphMode::none: return "NONE";
+    case CudaGraphMode::piecewise: return "PIECEWISE";
+    case CudaGraphMode::full: return "FULL";
+    case CudaGraphMode::full_decode_only: return "FULL_DECODE_ONLY";
+    case CudaGraphMode::full_and_piecewise: return "FULL_AND_PIECEWISE";
+  }
+  return "?";
+}
+
+CudaGraphMode parse_cudagraph_mode(std::string_view text, std::string_view what) {
+  for (CudaGraphMode m : {CudaGraphMode::none, CudaGraphMode::piecewise, CudaGraphMode::full,
+                          CudaGraphMode::full_decode_only, CudaGraphMode::full_and_piecewise})
+    if (text == cudagraph_mode_name(m) || lower(text) == lower(cudagraph_mode_name(m))) return m;
+  throw InputError(fmt::format(
+      "{}: expected one of NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE, got '{}'", what, text));
+}
+
+std::string_view vllm_attention_backend_name(VllmAttentionBackend backend) {
+  switch (backend) {
+    case VllmAttentionBackend::flash_attn: return "FLASH_ATTN";
+    case VllmAttentionBackend::flashinfer: return "FLASHINFER";
+    case VllmAttentionBackend::flashmla: return "FLASHMLA";
+    case VllmAttentionBackend::cutlass_mla: return "CUTLASS_MLA";
+    case VllmAttentionBackend::triton_mla: return "TRITON_MLA";
+  }
+  return "?";
+}
+
+VllmAttentionBackend parse_vllm_attention_backend(std::string_view text, std::string_view what) {
+  for (VllmAttentionBackend b : {VllmAttentionBackend::flash_attn, VllmAttentionBackend::flashinfer,
+                                 VllmAttentionBackend::flashmla, VllmAttentionBackend::cutlass_mla,
+                                 VllmAttentionBackend::triton_mla})
+    if (lower(text) == lower(vllm_attention_backend_name(b))) return b;
+  throw InputError(fmt::format(
+      "{}: expected one of FLASH_ATTN, FLASHINFER, FLASHMLA, CUTLASS_MLA, TRITON_MLA, got '{}'", what, text));
+}
+
+bool is_mla_backend(VllmAttentionBackend backend) {
+  return backend == VllmAttentionBackend::flashmla || backend == VllmAttentionBackend::cutlass_mla ||
+         backend == VllmAttentionBackend::triton_mla;
+}
+
+VllmBatchDefaults vllm_batch_defaults(Bytes device_total, std::string_view device_name, UsageContext usage) {
+  // vllm/engine/arg_utils.py get_batch_defaults: device_memory >= 70 GiB and "a100" not in the
+  // device name (§1.3).
+  bool large = device_total >= 70 * GiB && lower(device_name).find("a100") == std::string::npos;
+  if (usage == UsageContext::llm_class) return large ? VllmBatchDefaults{16384, 1024} : VllmBatchDefaults{8192, 256};
+  return large ? VllmBatchDefaults{8192, 1024} : VllmBatchDefaults{2048, 256};
+}
+
+std::vector<int> vllm_cudagraph_capture_sizes(std::int64_t max_num_seqs, std::int64_t max_num_batched_tokens,
+                                              int num_speculative_tokens) {
+  // vllm/config/vllm.py (§1.5): the largest size is min(max_num_seqs × 2 × (1 + spec), 512),
+  // capped by max_num_batched_tokens.
+  std::int64_t largest = std::min<std::int64_t>(max_num_seqs * 2 * (1 + num_speculative_tokens), 512);
+  largest = std::min(largest, max_num_batched_tokens);
+  std::vector<int> sizes;
+  for (int s : {1, 2, 4})
+    if (s <= largest) sizes.push_back(s);
+  for (int s = 8; s < 256 && s <= largest; s += 8) sizes.push_back(s);
+  for (int s = 256; s <= largest; s += 16) sizes.push_back(s);
+  return sizes;
+}
+
+std::optional<int> vllm_forced_block_size(VllmAttentionBackend backend) {
+  // §1.2: FlashMLA pages of 64 tokens, CUTLASS MLA of 128.
+  if (backend == VllmAttentionBackend::flashmla) return 64;
+  if (backend == VllmAttentionBackend::cutlass_mla) return 128;
+  return std::nullopt;
+}
+
+std::vector<FilledDefault> resolve(VllmConfig& c, const Deployment& d) {
+  validate_deployment(d);
+  std::vector<FilledDefault> filled;
+  require_fraction("vllm", "gpu_memory_utilization", c.gpu_memory_utilization);
+
+  if (!c.attention_backend) {
+    c.attention_backend = d.model.is_mla() ? VllmAttentionBackend::flashmla : VllmAttentionBackend::flash_attn;
+    filled.push_back({"attention_backend", std::string(vllm_attention_backend_name(*c.attention_backend)),
+                      d.model.is_mla() ? "vLLM's MLA backend on Hopper" : "vLLM's default on CUDA"});
+  }
+  if (c.mla_decode_out != model::DecodeOutBuffer::transient && !d.model.is_mla())
+    throw EngineConfigError("mla_decode_out", fmt::format("vllm mla_decode_out: '{}' applies to MLA models only, and model '{}' is not one",
+                                 model::decode_out_buffer_name(c.mla_decode_out), d.model.name));
+  if (is_mla_backend(*c.attention_backend) != d.model.is_mla())
+    throw EngineConfigError("attention_backend", fmt::format("vllm attention_backend: {} is {} backend, but model '{}' {}",
+                                 vllm_attention_backend_name(*c.attention_backend),
+                                 is_mla_backend(*c.attention_backend) ? "an MLA" : "a multi-head attention",
+                                 d.model.name, d.model.is_mla() ? "uses MLA" : "has no MLA"));
+
+  std::optional<int> forced = vllm_forced_block_size(*c.attention_backend);
+  if (c.block_size) require_at_least("vllm", "block_size", *c.block_size, 1);
+  if (forced && c.block_size != forced) {
+    c.block_size = forced;
+    filled.push_back({"block_size", std::to_string(*forced),
+                      fmt::format("forced by {} (§1.2)", vllm_attention_backend_name(*c.attention_backend))});
+  } else if (!c.block_size) {
+    c.block_size = 16;
+    filled.push_back({"block_size", "16", "vLLM's CUDA default (§1.2)"});
+  }
+
+  VllmBatchDefaults batch = vllm_batch_defaults(d.total(), d.gpu.name, c.usage_context);
+  std::string batch_why = fmt::format("{} default on {} ({} ≥ 70 GiB and not A100: {}) (§1.3)",
+                                      usage_context_name(c.usage_context), d.gpu.name, format_bytes(d.total()),
+                                      batch.max_num_seqs == 1024 ? "yes" : "no");
+  if (!c.max_num_batched_tokens) {
+    c.max_num_batched_tokens = batch.max_num_batched_tokens;
+    filled.push_back({"max_num_batched_tokens", std::to_string(batch.max_num_batched_tokens), batch_why});
+  }
+  if (!c.max_num_seqs) {
+    c.max_num_seqs = batch.max_num_seqs;
+    filled.push_back({"max_num_seqs", std::to_string(batch.max_num_seqs), batch_why});
+  }
+  require_range("vllm", "max_num_seqs", *c.max_num_seqs, 1, limits::kMaxRunningRequests);
+  require_range("vllm", "max_num_batched_tokens", *c.max_num_batched_tokens, 1, limits::kMaxBatchTokens);
+  if (*c.max_num_batched_tokens < *c.max_num_seqs)
+    throw EngineConfigError("max_num_batched_tokens", fmt::format("vllm max_num_batched_tokens: {} must be at least max_num_seqs ({})",
+                                 *c.max_num_batched_tokens, *c.max_num_seqs));
+
+  if (!c.max_model_len) {
+    c.max_model_len = d.model.max_position;
+    filled.push_back({"max_model_len", std::to_string(d.model.max_position), "the model's max_position_embeddings"});
+  }
+  require_range("vllm", "max_model_len", *c.max_model_len, 1, limits::kMaxContextTokens);
+  if (*c.max_model_len > d.model.max_position)
+    throw EngineConfigError("max_model_len", fmt::format("vllm max_model_len: {} is above the model's max_position_embeddings ({})",
+                                 *c.max_model_len, d.model.max_position));
+
+  require_at_least("vllm", "num_speculative_tokens", c.num_speculative_tokens, 0);
+  if (c.enforce_eager && c.cudagraph_mode != CudaGraphMode::none) {
+    c.cudagraph_mode = CudaGraphMode::none;
+    filled.push_back({"cudagraph_mode", "NONE", "enforce_eager"});
+  }
+  if (c.cudagraph_capture_sizes) {
+    require_sizes("vllm", "cudagraph_capture_sizes", *c.cudagraph_capture_sizes);
+    c.cudagraph_capture_sizes = sorted_unique(*c.cudagraph_capture_sizes);
+  } else {
+    c.cudagraph_capture_sizes =
+        vllm_cudagraph_capture_sizes(*c.max_num_seqs, *c.max_num_batched_tokens, c.num_speculative_tokens);
+    filled.push_back({"cudagraph_capture_sizes", list(*c.cudagraph_capture_sizes),
+                      "[1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16) (§1.5)"});
+  }
+  if (c.kv_cache_memory_bytes)
+    require_at_least("vllm", "kv_cache_memory_bytes", static_cast<std::int64_t>(*c.kv_cache_memory_bytes), 1);
+  if (c.num_gpu_blocks_override)
+    require_range("vllm", "num_gpu_blocks_override", *c.num_gpu_blocks_override, 1, limits::kMaxKvBlocks);
+  // Throws for a dtype the model cannot use.
+  const model::KvLayout layout = checked_kv_layout(d, model::Engine::vllm, c.kv_cache_dtype, d.tp);
+  if (c.kv_cache_memory_bytes && !c.num_gpu_blocks_override) {
+    const Bytes page = model::vllm_page_size_bytes(layout, *c.block_size);
+    const Bytes blocks =
+        page == 0 || layout.layers <= 0 ? 0 : *c.kv_cache_memory_bytes / page / static_cast<Bytes>(layout.layers);
+    if (blocks > static_cast<Bytes>(limits::kMaxKvBlocks))
+      throw EngineConfigError("kv_cache_memory_bytes",
+                              fmt::format("vllm kv_cache_memory_bytes: {} gives {} KV blocks of {} tokens, above the "
+                                          "limit of {} (docs/limits.md); raise block_size or give less memory",
+                                          *c.kv_cache_memory_bytes, blocks, *c.block_size, limits::kMaxKvBlocks));
+  }
+  return filled;
+}
+
+}  // namespace headroom::engine
