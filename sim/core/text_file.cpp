@@ -83,8 +83,7 @@ std::string read_text_file(const std::filesystem::path& path, std::string_view w
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open the {} ({})", path.string(), what, std::strerror(errno)));
-  // Read in chunks up to the limit: a device or a pipe has no size to check first, and a file
-  // may grow after it was measured.
+  // Read in chunks up to the limit: the file may have grown since it was measured.
   std::string text;
   char chunk[1 << 16];
   while_doing(fmt::format("reading the {} {}", what, path.string()), [&] {

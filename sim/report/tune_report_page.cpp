@@ -25,6 +25,13 @@ struct Point {
   std::optional<double> ttft_p99, tpot_p99;  // null in tune.json: a failed value or no completed request
 };
 
+// A number that may be null (no best value, a latency without a sample).
+std::optional<double> optional_number(const nlohmann::json& t, const nlohmann::json::json_pointer& at,
+                                      const std::string& file) {
+  if (output_field<nlohmann::json>(t, at, file).is_null()) return std::nullopt;
+  return output_field<double>(t, at, file);
+}
+
 std::vector<Point> read_points(const nlohmann::json& t, const std::string& file) {
   std::vector<Point> points;
   const auto n = output_field<nlohmann::json::array_t>(t, P("/frontier"), file).size();
@@ -38,10 +45,8 @@ std::vector<Point> read_points(const nlohmann::json& t, const std::string& file)
     p.preemptions = output_field<std::int64_t>(t, at("preemptions"), file);
     p.failed_variant = output_field<std::string>(t, at("failed_variant"), file);
     p.failure = output_field<std::string>(t, at("failure"), file);
-    if (!output_field<nlohmann::json>(t, at("ttft_p99_s"), file).is_null())
-      p.ttft_p99 = output_field<double>(t, at("ttft_p99_s"), file);
-    if (!output_field<nlohmann::json>(t, at("tpot_p99_s"), file).is_null())
-      p.tpot_p99 = output_field<double>(t, at("tpot_p99_s"), file);
+    p.ttft_p99 = optional_number(t, at("ttft_p99_s"), file);
+    p.tpot_p99 = optional_number(t, at("tpot_p99_s"), file);
     if (!points.empty() && p.value <= points.back().value)
       throw InputError(fmt::format("{}: field {}: the frontier's values must ascend", file, at("value").to_string()));
     points.push_back(std::move(p));
@@ -52,12 +57,6 @@ std::vector<Point> read_points(const nlohmann::json& t, const std::string& file)
 
 // A knob value as the text output prints it.
 std::string value_text(double v) { return fmt::format("{:.6g}", v); }
-
-std::optional<double> optional_number(const nlohmann::json& t, const char* key, const std::string& file) {
-  const auto v = output_field<nlohmann::json>(t, P(std::string("/") + key), file);
-  if (v.is_null()) return std::nullopt;
-  return output_field<double>(t, P(std::string("/") + key), file);
-}
 
 const Point* point_at(const std::vector<Point>& points, double value) {
   for (const Point& p : points)
@@ -118,7 +117,7 @@ nlohmann::json frontier_view(const nlohmann::json& t, const std::vector<Point>& 
   nlohmann::json regions = nlohmann::json::array();
   for (const auto& [lo, hi] : failing_regions(values, fails, output_field<double>(t, P("/step"), file)))
     regions.push_back({lo, hi});
-  const std::optional<double> best = optional_number(t, "best", file);
+  const std::optional<double> best = optional_number(t, P("/best"), file);
   return {{"type", "frontier"}, {"id", "frontier"}, {"title", "The frontier: KV tokens and TTFT p99 by knob value"},
           {"x_name", knob_name(t, file)}, {"x", x}, {"kv_tokens", kv}, {"ttft_p99_s", ttft}, {"failed", failed},
           {"failures", why}, {"regions", regions}, {"best", best ? nlohmann::json(*best) : nlohmann::json(nullptr)}};
@@ -158,8 +157,8 @@ std::vector<std::pair<double, double>> failing_regions(const std::vector<double>
 std::string tune_verdict(const nlohmann::json& t, const std::string& file) {
   const std::vector<Point> points = read_points(t, file);
   const std::string knob = output_field<std::string>(t, P("/knob"), file);
-  const std::optional<double> best = optional_number(t, "best", file);
-  const std::optional<double> failing = optional_number(t, "first_failing", file);
+  const std::optional<double> best = optional_number(t, P("/best"), file);
+  const std::optional<double> failing = optional_number(t, P("/first_failing"), file);
   if (!best)
     return fmt::format("Every value of {} from {} to {} runs out of memory or fails to start; widen the range.", knob,
                        value_text(points.front().value), value_text(points.back().value));
@@ -184,7 +183,7 @@ nlohmann::json tune_report_page(const OutputFolder& dir) {
   page["title"] = fmt::format("headroom tune: {}, {}", output_field<std::string>(t, P("/scenario"), file),
                               output_field<std::string>(t, P("/knob"), file));
   page["header"] = header(t, points, file, resolved);
-  page["views"] = {frontier_view(t, points, file), table_view(points, optional_number(t, "best", file))};
+  page["views"] = {frontier_view(t, points, file), table_view(points, optional_number(t, P("/best"), file))};
   return page;
 }
 

@@ -84,9 +84,9 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file, const s
   m.check_keys({"name", "tp"});
   s.model_name = m.text("name");
   std::string model_path = s.model_name;
-  require_data_file(m, "name", model_path, resolve_data_path(model_path, folder));
-  if (model_path.find('/') != std::string::npos && std::filesystem::exists(resolve_data_path(model_path, folder)))
-    model_path = resolve_data_path(model_path, folder);
+  const std::string resolved_model = resolve_data_path(model_path, folder);
+  require_data_file(m, "name", model_path, resolved_model);
+  if (model_path.find('/') != std::string::npos && std::filesystem::exists(resolved_model)) model_path = resolved_model;
   s.model_file = model_config_file(model_path);
   try {
     s.model = model::load_model(model_path);

@@ -139,6 +139,20 @@ void require_data_file(const YamlSection& s, std::string_view key, std::string_v
       s.where(s.value(key)), s.key_path(key), resolved, value));
 }
 
+namespace {
+
+// The file a section's `path` names, resolved, and checked where a missing data file or a FIFO
+// would otherwise fail later, far from the key: both errors name it.
+std::string input_path(const YamlSection& s, std::string_view what, const std::filesystem::path& relative_to) {
+  const std::string written = s.text("path");
+  std::string path = resolve_data_path(written, relative_to);
+  require_data_file(s, "path", written, path);
+  refuse_special_input(s, path, what);
+  return path;
+}
+
+}  // namespace
+
 workload::WorkloadSpec read_workload(const YamlSection& s, const std::filesystem::path& relative_to) {
   s.check_keys({"seed", "trace", "synthetic", "transforms", "allow_large"});
   workload::WorkloadSpec w;
@@ -151,9 +165,7 @@ workload::WorkloadSpec read_workload(const YamlSection& s, const std::filesystem
     YamlSection t = s.child("trace");
     t.check_keys({"path", "sort", "skip_bad_rows", "keep_zero_output"});
     workload::TraceSpec trace;
-    trace.path = resolve_data_path(t.text("path"), relative_to);
-    require_data_file(t, "path", t.text("path"), trace.path);
-    refuse_special_input(t, trace.path, "trace");
+    trace.path = input_path(t, "trace", relative_to);
     read_trace_options(t, trace.options, true);
     w.trace = trace;
   } else {
@@ -207,9 +219,7 @@ workload::WorkloadSpec read_workload(const YamlSection& s, const std::filesystem
       YamlSection f = y.child("lengths_file");
       f.check_keys({"path", "order", "skip_bad_rows", "keep_zero_output"});
       workload::LengthFileSpec lf;
-      lf.path = resolve_data_path(f.text("path"), relative_to);
-      require_data_file(f, "path", f.text("path"), lf.path);
-      refuse_special_input(f, lf.path, "lengths file");
+      lf.path = input_path(f, "lengths file", relative_to);
       if (f.present("order"))
         lf.order = f.choice("order", {"sequential", "sample"}) == "sample" ? workload::LengthOrder::sample
                                                                          : workload::LengthOrder::sequential;
