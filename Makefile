@@ -18,11 +18,22 @@ test-deps: deps
 	@scripts/install-deps.sh --test
 
 # Each configure and build step is one line (scripts/stage.sh): its log goes to the build folder,
-# and is printed whole, less CMake's progress lines, only when the step fails.
+# and is printed whole, less the progress lines, only when the step fails.
 STAGE = @scripts/stage.sh
+# Ninja (Debian's ninja-build): it compiles a layer's files while the layer below still links, where
+# Make waits for the whole target; with the unity builds (sim/CMakeLists.txt) a layer is only a few
+# translation units, so that overlap is what keeps both cores busy. A build folder configured earlier
+# with another generator is reconfigured (CMake refuses to switch generators in place).
+GENERATOR = Ninja
+define configure_with_ninja
+	@if [ -f $(1)/CMakeCache.txt ] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=$(GENERATOR)$$' $(1)/CMakeCache.txt; then \
+	  echo "$(1) was configured with another generator: reconfiguring it for $(GENERATOR)"; \
+	  rm -rf $(1)/CMakeCache.txt $(1)/CMakeFiles; fi
+endef
 
 configure: deps
-	$(STAGE) "configure $(BUILD)" $(BUILD)/logs/configure.log cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	$(call configure_with_ninja,$(BUILD))
+	$(STAGE) "configure $(BUILD)" $(BUILD)/logs/configure.log cmake -S . -B $(BUILD) -G $(GENERATOR) $(CMAKE_FLAGS)
 
 build: configure
 	$(STAGE) "build $(BUILD) (everything)" $(BUILD)/logs/build.log cmake --build $(BUILD) -j $(JOBS)
@@ -55,8 +66,9 @@ SANITIZE_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks
 # mpirun sweep, which gets OpenMPI's suppressions (tests/sanitize/lsan.supp) from tests/CMakeLists.txt.
 
 clang-configure: test-deps
+	$(call configure_with_ninja,$(CLANG_BUILD))
 	$(STAGE) "configure $(CLANG_BUILD)" $(CLANG_BUILD)/logs/configure.log \
-	  env CC=clang-14 CXX=clang++-14 cmake -S . -B $(CLANG_BUILD) $(CLANG_FLAGS)
+	  env CC=clang-14 CXX=clang++-14 cmake -S . -B $(CLANG_BUILD) -G $(GENERATOR) $(CLANG_FLAGS)
 
 # The whole suite under the sanitizers.
 sanitize: clang-configure

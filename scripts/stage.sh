@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One stage of `make run` / `make test` (configure, build): runs the command with its output in LOG
 # and prints one line, the stage's name, its wall time and "ok". When the command fails, the log is
-# printed in full below the line (less CMake's "[ 42%] Building ..." progress lines), so every
-# compiler error shows as the compiler wrote it.
+# printed in full below the line (less the progress lines: Ninja's "[12/175] Building ...", Make's
+# "[ 42%] Building ..."), so every compiler error shows as the compiler wrote it.
 #
 #   scripts/stage.sh NAME LOG COMMAND [ARG...]
 set -uo pipefail
@@ -23,5 +23,5 @@ if ((rc == 0)); then
   exit 0
 fi
 printf 'FAILED after %d s (exit %d); the log (%s) without progress lines:\n' "$elapsed" "$rc" "$log"
-grep -vE '^\[ *[0-9]+%\] (Building|Linking|Built target|Generating|Embedding)|^Consolidate compiler generated dependencies' "$log"
+grep -vE '^\[ *[0-9]+(%|/[0-9]+)\] (Building|Linking|Built target|Generating|Embedding|Catalogue)|^Consolidate compiler generated dependencies' "$log"
 exit "$rc"

@@ -4,7 +4,7 @@
 # (TEST_INCLUDE_FILES, tests/CMakeLists.txt). Figures: docs/development.md, "Build and test times".
 set(_headroom_test_costs
   "per-layer buffers pin the cache" 210
-  "^cli/run --check: the quickstart" 130
+  "^cli/run --check: the quickstart" 40
   "replays the (Azure|Mooncake) conversation trace end to end" 40
   "property: 600k random operations" 57
   "property: 400k random operations" 46

@@ -24,6 +24,8 @@ foreach(_pair IN ITEMS "echarts_js|${_echarts}" "report_js|${HEADROOM_WEB_DIR}/r
   list(APPEND _embedded ${_output})
 endforeach()
 target_sources(headroom_report PRIVATE ${_embedded})
+# Byte arrays with no headers to share: each stays its own translation unit in a unity build.
+set_source_files_properties(${_embedded} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 # Where the CLI finds the renderer for --png/--svg (web/render_charts.mjs with playwright-core);
 # HEADROOM_WEB_DIR in the environment overrides it at run time.
 target_compile_definitions(headroom_report PRIVATE HEADROOM_WEB_DIR="${HEADROOM_WEB_DIR}")
