@@ -47,6 +47,18 @@ std::vector<std::string> digit_runs(std::string_view s) {
   return runs;
 }
 
+// The letters before a name's first digit, lower case, punctuation dropped: its product family
+// ("h100-sxm-80gb" -> "h", "RTX-4090" -> "rtx", "mi300x" -> "mi", "gb200" -> "gb").
+std::string family(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (std::isdigit(u)) break;
+    if (std::isalpha(u)) out += static_cast<char>(std::tolower(u));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<std::string> did_you_mean(std::string_view typed, const std::vector<std::string>& candidates) {
@@ -72,19 +84,42 @@ std::string did_you_mean_suffix(std::string_view typed, const std::vector<std::s
   return guess ? "; did you mean '" + *guess + "'?" : std::string();
 }
 
-std::optional<std::string> did_you_mean_product(std::string_view typed, const std::vector<std::string>& candidates) {
+namespace {
+
+// The candidates of the same product as `typed` (did_you_mean_product).
+std::vector<std::string> same_product(std::string_view typed, const std::vector<std::string>& candidates) {
   const std::vector<std::string> typed_runs = digit_runs(typed);
-  std::vector<std::string> same_product;
+  const std::string typed_family = family(typed);
+  std::vector<std::string> out;
   for (const auto& c : candidates) {
     const std::vector<std::string> runs = digit_runs(c);
-    if (runs.size() >= typed_runs.size() && std::equal(typed_runs.begin(), typed_runs.end(), runs.begin()))
-      same_product.push_back(c);
+    if (family(c) == typed_family && runs.size() >= typed_runs.size() &&
+        std::equal(typed_runs.begin(), typed_runs.end(), runs.begin()))
+      out.push_back(c);
   }
-  return did_you_mean(typed, same_product);
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> did_you_mean_product(std::string_view typed, const std::vector<std::string>& candidates) {
+  return did_you_mean(typed, same_product(typed, candidates));
 }
 
 std::string did_you_mean_product_suffix(std::string_view typed, const std::vector<std::string>& candidates) {
-  auto guess = did_you_mean_product(typed, candidates);
+  // "h100" begins three boards (NVL, PCIe, SXM), each with its own memory: name them all, not the first.
+  const std::vector<std::string> product = same_product(typed, candidates);
+  const std::string t = lower(typed);
+  std::vector<std::string> begun;
+  for (const auto& c : product)
+    if (!t.empty() && lower(c).starts_with(t)) begun.push_back(c);
+  if (begun.size() > 1) {
+    std::string list;
+    for (std::size_t i = 0; i < begun.size(); ++i)
+      list += (i == 0 ? "" : i + 1 == begun.size() ? " or " : ", ") + ("'" + begun[i] + "'");
+    return "; did you mean one of " + list + "?";
+  }
+  auto guess = did_you_mean(typed, product);
   return guess ? "; did you mean '" + *guess + "'?" : std::string();
 }
 

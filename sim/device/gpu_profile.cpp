@@ -78,7 +78,7 @@ GpuProfile parse_gpu_profile(std::string_view yaml, const std::string& file) {
   if (!root.IsMap()) throw InputError(fmt::format("{}: expected a mapping of keys at the top level", file));
   Section top(root, file, "");
   top.check_keys({"name", "vendor", "source", "source_note", "memory", "bandwidth_bytes_per_s",
-                  "dense_bf16_flops_per_s", "dense_fp8_flops_per_s", "latency", "calibration"});
+                  "dense_bf16_flops_per_s", "dense_fp8_flops_per_s", "dense_fp4_flops_per_s", "latency", "calibration"});
   GpuProfile p;
   p.name = top.text("name");
   p.vendor = top.choice("vendor", {"nvidia", "amd"});
@@ -103,6 +103,8 @@ GpuProfile parse_gpu_profile(std::string_view yaml, const std::string& file) {
   if (!top.value("dense_fp8_flops_per_s").IsDefined())
     throw InputError(fmt::format("{}: missing key 'dense_fp8_flops_per_s' (null where the GPU has no FP8)", file));
   if (top.present("dense_fp8_flops_per_s")) p.dense_fp8_flops_per_s = top.positive("dense_fp8_flops_per_s");
+  // Optional: only GPUs with FP4 tensor cores (Blackwell) give it.
+  if (top.present("dense_fp4_flops_per_s")) p.dense_fp4_flops_per_s = top.positive("dense_fp4_flops_per_s");
   if (top.present("latency")) p.latency = read_latency(top.child("latency"));
   if (top.present("calibration")) p.calibration = read_calibration(top.child("calibration"));
   return p;
@@ -128,6 +130,7 @@ std::string gpu_profile_yaml(const GpuProfile& p) {
   line("", "bandwidth_bytes_per_s", fmt::format("{}", p.bandwidth_bytes_per_s));
   line("", "dense_bf16_flops_per_s", fmt::format("{}", p.dense_bf16_flops_per_s));
   line("", "dense_fp8_flops_per_s", p.dense_fp8_flops_per_s ? fmt::format("{}", *p.dense_fp8_flops_per_s) : "null");
+  if (p.dense_fp4_flops_per_s) line("", "dense_fp4_flops_per_s", fmt::format("{}", *p.dense_fp4_flops_per_s));
   const LatencyCoefficients& l = p.latency;
   y += "latency:\n";
   line("  ", "fitted", l.fitted ? "true" : "false");
@@ -174,13 +177,14 @@ GpuProfile load_gpu_profile(std::string_view name_or_path) {
                          name_or_path.ends_with(".yml");
   if (looks_like_path) throw InputError(fmt::format("{}: cannot open the GPU profile", name_or_path));
   auto names = builtin_gpu_profile_names();
-  // A suggestion only for a typo of the same product (did_you_mean_product): a neighbouring name is
-  // other hardware, with other memory.
+  // A suggestion only for a typo of the same product of the same family (did_you_mean_product): a
+  // neighbouring name is other hardware, with other memory.
   throw InputError(fmt::format(
       "unknown GPU profile '{}'{} (built-in: {}; or give the path of a profile YAML file with the keys name, vendor, "
       "source, source_note (where each figure comes from: required), memory.capacity_bytes, memory.context_bytes, "
-      "memory.granularity_bytes, bandwidth_bytes_per_s, dense_bf16_flops_per_s and dense_fp8_flops_per_s: "
-      "docs/models-and-gpus.md, \"GPU profiles\")",
+      "memory.granularity_bytes, bandwidth_bytes_per_s, dense_bf16_flops_per_s and dense_fp8_flops_per_s (null "
+      "without FP8), optionally memory.capacity_note and dense_fp4_flops_per_s: docs/models-and-gpus.md, \"GPU "
+      "profiles\")",
       name_or_path, did_you_mean_product_suffix(name_or_path, names), fmt::join(names, ", ")));
 }
 

@@ -53,6 +53,7 @@ struct GpuProfile {
   double bandwidth_bytes_per_s = 0;
   double dense_bf16_flops_per_s = 0;
   std::optional<double> dense_fp8_flops_per_s;  // none: no FP8 tensor cores (A100)
+  std::optional<double> dense_fp4_flops_per_s;  // none: no FP4 tensor cores (before Blackwell)
   LatencyCoefficients latency;
   std::optional<Calibration> calibration;
   bool operator==(const GpuProfile&) const = default;

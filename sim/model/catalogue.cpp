@@ -111,6 +111,66 @@ ModelConfig mixtral_8x7b() {
   return c;
 }
 
+// Mistral-7B-v0.3: Llama's shapes with a 32,768-token vocabulary and no sliding window.
+ModelConfig mistral_7b_v0_3() {
+  ModelConfig c = llama_3_1("Mistral-7B-v0.3", 32, 4096, 14336, 32);
+  c.architecture = Architecture::mistral;
+  c.vocab = 32768;
+  c.max_position = 32768;
+  return c;
+}
+
+// DeepSeek-V2-Lite: MLA without a query latent (q_lora_rank null), 64 routed experts and 2 shared.
+ModelConfig deepseek_v2_lite() {
+  ModelConfig c;
+  c.name = "DeepSeek-V2-Lite";
+  c.architecture = Architecture::deepseek_v2;
+  c.layers = 27;
+  c.hidden = 2048;
+  c.intermediate = 10944;
+  c.heads = 16;
+  c.kv_heads = 16;
+  c.head_dim = 192;
+  c.vocab = 102400;
+  c.max_position = 163840;
+  c.experts = 64;
+  c.experts_per_token = 6;
+  c.moe_intermediate = 1408;
+  c.shared_experts = 2;
+  c.first_k_dense = 1;
+  c.kv_lora_rank = 512;
+  c.qk_nope_head_dim = 128;
+  c.qk_rope_head_dim = 64;
+  c.v_head_dim = 128;
+  return c;
+}
+
+// gpt-oss-20b: MXFP4 experts, attention sinks, sliding-window (128) and full layers alternating.
+ModelConfig gpt_oss_20b() {
+  ModelConfig c;
+  c.name = "gpt-oss-20b";
+  c.architecture = Architecture::gpt_oss;
+  c.layers = 24;
+  c.hidden = 2880;
+  c.intermediate = 2880;
+  c.heads = 64;
+  c.kv_heads = 8;
+  c.head_dim = 64;
+  c.vocab = 201088;
+  c.max_position = 131072;
+  c.qkv_bias = c.o_proj_bias = true;
+  c.experts = 32;
+  c.experts_per_token = 4;
+  c.moe_intermediate = 2880;
+  c.quantization.method = WeightQuantization::Method::mxfp4;
+  c.quantization.group_size = 32;
+  c.attention_sinks = true;
+  c.moe_bias = true;
+  c.sliding_window = 128;
+  for (int l = 0; l < c.layers; l += 2) c.sliding_layers.push_back(l);
+  return c;
+}
+
 struct Entry {
   ModelConfig config;
   std::vector<std::string> aliases;  // Hugging Face repository ids with the same config
@@ -131,6 +191,9 @@ const std::vector<Entry>& entries() {
       {deepseek_v3("DeepSeek-R1"), {"deepseek-ai/DeepSeek-R1"}},
       {mixtral_8x7b(),
        {"mistralai/Mixtral-8x7B-v0.1", "mistralai/Mixtral-8x7B-Instruct-v0.1", "Mixtral-8x7B-Instruct"}},
+      {mistral_7b_v0_3(), {"mistralai/Mistral-7B-v0.3", "mistralai/Mistral-7B-Instruct-v0.3"}},
+      {deepseek_v2_lite(), {"deepseek-ai/DeepSeek-V2-Lite", "deepseek-ai/DeepSeek-V2-Lite-Chat"}},
+      {gpt_oss_20b(), {"openai/gpt-oss-20b"}},
   };
   return all;
 }

@@ -10,8 +10,10 @@ Bytes dtype_bytes(DType dtype) {
   switch (dtype) {
     case DType::bf16:
     case DType::fp16: return 2;
-    case DType::fp32: return 4;
-    case DType::fp8: return 1;
+    case DType::fp32:
+    case DType::int32: return 4;
+    case DType::fp8:
+    case DType::uint8: return 1;
   }
   return 0;
 }
@@ -22,6 +24,8 @@ std::string_view dtype_name(DType dtype) {
     case DType::fp16: return "fp16";
     case DType::fp32: return "fp32";
     case DType::fp8: return "fp8";
+    case DType::int32: return "int32";
+    case DType::uint8: return "uint8";
   }
   return "?";
 }

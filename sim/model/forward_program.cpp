@@ -165,7 +165,7 @@ class ForwardEmitter {
     std::uint32_t router = b_.alloc(Tensor::router_logits, rows(T, E));
     std::uint32_t weights = b_.alloc(Tensor::topk_weights, count(T) * count(k) * kFloat32);
     std::uint32_t ids = b_.alloc(Tensor::topk_ids, count(T) * count(k) * kInt32);
-    if (m_.architecture != Architecture::deepseek_v3) {
+    if (!m_.is_deepseek()) {
       // fused_topk: topk_softmax also fills token_expert_indices [T, k] int32, dropped at once.
       b_.free(b_.alloc(Tensor::token_expert_indices, count(T) * count(k) * kInt32));
     }

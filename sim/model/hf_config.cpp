@@ -120,6 +120,9 @@ std::optional<Architecture> architecture_from_class(std::string_view cls) {
   if (cls == "Qwen3MoeForCausalLM") return Architecture::qwen3_moe;
   if (cls == "MixtralForCausalLM") return Architecture::mixtral;
   if (cls == "DeepseekV3ForCausalLM") return Architecture::deepseek_v3;
+  if (cls == "MistralForCausalLM") return Architecture::mistral;
+  if (cls == "DeepseekV2ForCausalLM") return Architecture::deepseek_v2;
+  if (cls == "GptOssForCausalLM") return Architecture::gpt_oss;
   return std::nullopt;
 }
 
@@ -137,7 +140,8 @@ Architecture read_architecture(const json& j, const Reader& r) {
     if (auto a = architecture_from_class(cls)) return *a;
     throw InputError(fmt::format(
         "{}: architectures '{}' is not supported (supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-        "Qwen3MoeForCausalLM, MixtralForCausalLM, DeepseekV3ForCausalLM)",
+        "Qwen3MoeForCausalLM, MixtralForCausalLM, DeepseekV3ForCausalLM, MistralForCausalLM, DeepseekV2ForCausalLM, "
+        "GptOssForCausalLM)",
         r.source(), cls));
   }
   throw InputError(fmt::format("{}: key 'model_type' is missing (supported: {})", r.source(),
@@ -155,6 +159,111 @@ DType read_dtype(const Reader& r) {
   r.fail(key, fmt::format("expected bfloat16, float16 or float32, got '{}'", *text));
 }
 
+// The quant_method values read below (vLLM's quantization configs of the same names).
+constexpr std::string_view kQuantMethods = "fp8, compressed-tensors, gptq, awq, mxfp4, modelopt";
+
+// A format's list of modules it leaves unquantized (modules_to_not_convert, ignore,
+// exclude_modules, ignored_layers). Only modules every format keeps unquantized here anyway are
+// modelled: lm_head, the embeddings, MoE routers (and, under mxfp4, which quantizes experts only,
+// attention); anything else would leave weights in the model dtype that headroom quantizes.
+void check_unquantized_modules(const Reader& q, std::string_view key, bool attention_too) {
+  const json* list = q.find(key);
+  if (!list) return;
+  if (!list->is_array()) q.fail(key, "expected a list of module names, got " + describe(*list));
+  for (const auto& item : *list) {
+    if (!item.is_string()) q.fail(key, "expected a list of module names, got an entry " + describe(item));
+    const std::string name = item.get<std::string>();
+    const bool kept = name.find("lm_head") != std::string::npos || name.find("embed") != std::string::npos ||
+                      name.find("router") != std::string::npos || name == "gate" ||
+                      name.ends_with(".gate") || name.ends_with("mlp.gate$") || name.ends_with("gate$") ||
+                      (attention_too && name.find("self_attn") != std::string::npos);
+    if (!kept)
+      q.fail(key, fmt::format("'{}' leaves a quantizable layer unquantized, which is not modelled (modelled: lm_head, "
+                              "embeddings and MoE routers{})",
+                              name, attention_too ? ", attention" : ""));
+  }
+}
+
+// An integer key a format needs: present, an integer, one of `allowed`.
+int required_choice(const Reader& q, std::string_view key, std::initializer_list<int> allowed, std::string_view what) {
+  const json* v = q.find(key);
+  if (!v) q.missing(key);
+  const auto n = q.integer(key, *v, INT32_MIN, INT32_MAX);
+  for (int a : allowed)
+    if (n == a) return a;
+  q.fail(key, fmt::format("{} {} is not modelled (expected {})", what, n, fmt::join(allowed, " or ")));
+}
+
+// group_size of GPTQ/AWQ: input columns per scale; -1 (one group per row) reads as 0.
+int read_group_size(const Reader& q, std::string_view key) {
+  const json* v = q.find(key);
+  if (!v) q.missing(key);
+  const auto n = q.integer(key, *v, -1, limits::kMaxWeightBlock);
+  if (n == 0) q.fail(key, "expected a positive group size or -1 (one group per row), got 0");
+  return n < 0 ? 0 : static_cast<int>(n);
+}
+
+// quant_method fp8 (vllm quantization/fp8.py Fp8Config): block-wise with weight_block_size, else
+// one scale per tensor; activation_scheme static adds an input scale.
+WeightQuantization read_fp8(const Reader& q) {
+  check_unquantized_modules(q, "ignored_layers", false);
+  WeightQuantization w;
+  const std::string scheme = q.string("activation_scheme").value_or("dynamic");
+  if (scheme != "dynamic" && scheme != "static")
+    q.fail("activation_scheme", fmt::format("expected dynamic or static, got '{}'", scheme));
+  if (const json* block = q.find("weight_block_size")) {
+    if (!block->is_array() || block->size() != 2)
+      q.fail("weight_block_size", "expected a list of two integers, got " + describe(*block));
+    w.method = WeightQuantization::Method::fp8_block;
+    w.block_n = static_cast<int>(q.integer("weight_block_size", (*block)[0], 1, limits::kMaxWeightBlock));
+    w.block_k = static_cast<int>(q.integer("weight_block_size", (*block)[1], 1, limits::kMaxWeightBlock));
+    return w;
+  }
+  w.method = WeightQuantization::Method::fp8_tensor;
+  w.static_input_scale = scheme == "static";
+  return w;
+}
+
+// quant_method compressed-tensors (llm-compressor checkpoints; vllm quantization/compressed_tensors):
+// one config group of FP8 weights per tensor or per channel (W8A8 or weight-only), or NVFP4.
+WeightQuantization read_compressed_tensors(const Reader& q, const std::string& source) {
+  check_unquantized_modules(q, "ignore", false);
+  const json* groups = q.find("config_groups");
+  if (!groups) q.missing("config_groups");
+  if (!groups->is_object() || groups->size() != 1)
+    q.fail("config_groups", "expected one quantization group (several are not modelled), got " +
+                                (groups->is_object() ? fmt::format("{}", groups->size()) : describe(*groups)));
+  const std::string group_key = groups->begin().key();
+  const json& group = groups->begin().value();
+  if (!group.is_object()) q.fail("config_groups." + group_key, "expected an object, got " + describe(group));
+  Reader g(group, source, "quantization_config.config_groups." + group_key + ".");
+  const json* weights = g.find("weights");
+  if (!weights) g.missing("weights");
+  if (!weights->is_object()) g.fail("weights", "expected an object, got " + describe(*weights));
+  Reader wr(*weights, source, "quantization_config.config_groups." + group_key + ".weights.");
+  const int bits = required_choice(wr, "num_bits", {4, 8}, "num_bits");
+  const std::string type = wr.string("type").value_or("int");
+  const std::string strategy = wr.string("strategy").value_or("tensor");
+  WeightQuantization w;
+  if (bits == 8 && type == "float" && (strategy == "tensor" || strategy == "channel")) {
+    w.method = strategy == "tensor" ? WeightQuantization::Method::fp8_tensor : WeightQuantization::Method::fp8_channel;
+    if (const json* input = g.find("input_activations")) {
+      if (!input->is_object()) g.fail("input_activations", "expected an object or null, got " + describe(*input));
+      Reader ir(*input, source, "quantization_config.config_groups." + group_key + ".input_activations.");
+      w.static_input_scale = !ir.boolean("dynamic", false);
+    }
+    return w;
+  }
+  if (bits == 4 && type == "float" && wr.optional_positive("group_size", limits::kMaxWeightBlock) == 16) {
+    w.method = WeightQuantization::Method::nvfp4;  // nvfp4-pack-quantized: the modelopt layout's bytes
+    w.group_size = 16;
+    return w;
+  }
+  wr.fail("type", fmt::format("num_bits {} type '{}' strategy '{}' is not modelled (modelled: num_bits 8 type float "
+                              "strategy tensor or channel (FP8); num_bits 4 type float group_size 16 (NVFP4))",
+                              bits, type, strategy));
+}
+
 WeightQuantization read_quantization(const json& j, const Reader& r) {
   auto it = j.find("quantization_config");
   if (it == j.end() || it->is_null()) return {};
@@ -162,28 +271,86 @@ WeightQuantization read_quantization(const json& j, const Reader& r) {
   Reader q(*it, r.source(), "quantization_config.");
   auto method = q.string("quant_method");
   if (!method) q.missing("quant_method");
-  if (*method != "fp8")
-    q.fail("quant_method", fmt::format("'{}' is not supported (supported: fp8 with weight_block_size)", *method));
-  const json* block = q.find("weight_block_size");
-  if (!block)
-    throw InputError(fmt::format(
-        "{}: key 'quantization_config.weight_block_size' is missing (only block-wise fp8 is modelled)", r.source()));
-  if (!block->is_array() || block->size() != 2)
-    q.fail("weight_block_size", "expected a list of two integers, got " + describe(*block));
   WeightQuantization w;
-  w.method = WeightQuantization::Method::fp8_block;
-  w.block_n = static_cast<int>(q.integer("weight_block_size", (*block)[0], 1, limits::kMaxWeightBlock));
-  w.block_k = static_cast<int>(q.integer("weight_block_size", (*block)[1], 1, limits::kMaxWeightBlock));
-  return w;
+  if (*method == "fp8") return read_fp8(q);
+  if (*method == "compressed-tensors") return read_compressed_tensors(q, r.source());
+  if (*method == "gptq") {
+    // vllm quantization/gptq.py, gptq_marlin.py: 4- and 8-bit (Marlin's), any group size.
+    check_unquantized_modules(q, "modules_to_not_convert", false);
+    w.method = WeightQuantization::Method::gptq;
+    w.bits = required_choice(q, "bits", {4, 8}, "bits");
+    w.group_size = read_group_size(q, "group_size");
+    w.act_order = q.boolean("desc_act", false);
+    return w;
+  }
+  if (*method == "awq") {
+    // vllm quantization/awq.py, awq_marlin.py: 4-bit with zero points, AutoAWQ's GEMM layout.
+    check_unquantized_modules(q, "modules_to_not_convert", false);
+    w.method = WeightQuantization::Method::awq;
+    w.bits = required_choice(q, q.find("bits") || !q.find("w_bit") ? "bits" : "w_bit", {4}, "bits");
+    w.group_size = read_group_size(q, q.find("group_size") || !q.find("q_group_size") ? "group_size" : "q_group_size");
+    if (!q.boolean("zero_point", true)) q.fail("zero_point", "AWQ without zero points is not modelled (expected true)");
+    if (auto version = q.string("version"); version && *version != "gemm")
+      q.fail("version", fmt::format("'{}' is not modelled (expected gemm, the layout vLLM loads)", *version));
+    return w;
+  }
+  if (*method == "mxfp4") {
+    // vllm quantization/mxfp4.py: MoE experts only; linear layers stay in the model dtype.
+    check_unquantized_modules(q, "modules_to_not_convert", true);
+    w.method = WeightQuantization::Method::mxfp4;
+    w.group_size = 32;
+    return w;
+  }
+  if (*method == "modelopt") {
+    // vllm quantization/modelopt.py: quant_algo FP8 (per tensor, static input scales) or NVFP4;
+    // hf_quant_config.json nests the keys under "quantization".
+    const json* nested = q.find("quantization");
+    if (nested && !nested->is_object()) q.fail("quantization", "expected an object, got " + describe(*nested));
+    Reader m = nested ? Reader(*nested, r.source(), "quantization_config.quantization.") : q;
+    check_unquantized_modules(m, "exclude_modules", false);
+    auto algo = m.string("quant_algo");
+    if (!algo) m.missing("quant_algo");
+    if (*algo == "FP8") {
+      w.method = WeightQuantization::Method::fp8_tensor;
+      w.static_input_scale = true;
+      return w;
+    }
+    if (*algo == "NVFP4") {
+      w.method = WeightQuantization::Method::nvfp4;
+      w.group_size = m.find("group_size") ? required_choice(m, "group_size", {16}, "group_size") : 16;
+      return w;
+    }
+    m.fail("quant_algo", fmt::format("'{}' is not supported (supported: FP8, NVFP4)", *algo));
+  }
+  q.fail("quant_method", fmt::format("'{}' is not supported (supported: {})", *method, kQuantMethods));
 }
 
 void reject_sliding_window(const Reader& r, Architecture a) {
-  // Sliding-window attention changes KV sizing; these models ship without it.
-  if (a == Architecture::mixtral) {
+  // Sliding-window attention changes KV sizing; these models ship without it (gpt-oss's layers
+  // are read in parse_hf_config).
+  if (a == Architecture::mixtral || a == Architecture::mistral) {
     if (r.find("sliding_window")) r.fail("sliding_window", "sliding-window attention is not modelled (expected null)");
-  } else if (r.boolean("use_sliding_window", false)) {
+  } else if (a != Architecture::gpt_oss && r.boolean("use_sliding_window", false)) {
     r.fail("use_sliding_window", "sliding-window attention is not modelled (expected false)");
   }
+}
+
+// gpt-oss's layer_types: "sliding_attention" or "full_attention" per decoder layer.
+std::vector<int> read_sliding_layers(const Reader& r, int layers) {
+  const json* types = r.find("layer_types");
+  if (!types) r.missing("layer_types", "gpt_oss");
+  if (!types->is_array() || static_cast<std::int64_t>(types->size()) != layers)
+    r.fail("layer_types", fmt::format("expected a list of {} entries (num_hidden_layers), got {}", layers,
+                                      types->is_array() ? fmt::format("{}", types->size()) : describe(*types)));
+  std::vector<int> sliding;
+  for (int l = 0; l < layers; ++l) {
+    const json& t = (*types)[static_cast<std::size_t>(l)];
+    if (t == "sliding_attention") sliding.push_back(l);
+    else if (t != "full_attention")
+      r.fail("layer_types", fmt::format("entry {}: expected sliding_attention or full_attention, got {}", l,
+                                        t.is_string() ? "'" + t.get<std::string>() + "'" : describe(t)));
+  }
+  return sliding;
 }
 
 }  // namespace
@@ -202,12 +369,12 @@ ModelConfig parse_hf_config(const json& j, const std::string& source, const std:
   c.intermediate = r.positive("intermediate_size", mt, limits::kMaxIntermediateSize);
   c.heads = r.positive("num_attention_heads", mt, limits::kMaxHeads);
   // LlamaConfig and DeepseekV3Config fall back to num_attention_heads (plain multi-head attention).
-  bool kv_heads_optional = c.architecture == Architecture::llama || c.architecture == Architecture::deepseek_v3;
+  bool kv_heads_optional = c.architecture == Architecture::llama || c.is_deepseek();
   c.kv_heads = kv_heads_optional ? r.optional_positive("num_key_value_heads", limits::kMaxHeads).value_or(c.heads)
                                  : r.positive("num_key_value_heads", mt, limits::kMaxHeads);
   // Grouped-query attention shares each KV head among heads / kv_heads query heads (transformers'
   // repeat_kv), so the count must divide; MLA (deepseek_v3) has no separate KV heads to group.
-  if (c.architecture != Architecture::deepseek_v3 && (c.kv_heads > c.heads || c.heads % c.kv_heads != 0))
+  if (!c.is_deepseek() && (c.kv_heads > c.heads || c.heads % c.kv_heads != 0))
     r.fail("num_key_value_heads", fmt::format("expected a divisor of num_attention_heads ({}), got {}", c.heads, c.kv_heads));
   c.vocab = r.positive("vocab_size", mt, limits::kMaxVocab);
   c.max_position = r.positive64("max_position_embeddings", mt, limits::kMaxPositionEmbeddings);
@@ -219,9 +386,12 @@ ModelConfig parse_hf_config(const json& j, const std::string& source, const std:
   switch (c.architecture) {
     case Architecture::qwen3:
     case Architecture::qwen3_moe:
-      // Qwen3 gives head_dim explicitly (128 while hidden / heads is 64 for Qwen3-30B-A3B).
+    case Architecture::gpt_oss:
+      // Qwen3 and gpt-oss give head_dim explicitly (128 while hidden / heads is 64 for
+      // Qwen3-30B-A3B; gpt-oss 64 against 2880 / 64 = 45).
       c.head_dim = r.positive("head_dim", mt, limits::kMaxHeadDim);
       break;
+    case Architecture::deepseek_v2:
     case Architecture::deepseek_v3:
       break;  // set from the MLA dimensions below
     default:
@@ -261,6 +431,22 @@ ModelConfig parse_hf_config(const json& j, const std::string& source, const std:
       c.experts_per_token = r.positive("num_experts_per_tok", mt, limits::kMaxExperts);
       c.moe_intermediate = c.intermediate;  // every expert is an intermediate_size-wide MLP
       break;
+    case Architecture::mistral:
+      break;  // MistralAttention / MistralMLP: no biases
+    case Architecture::gpt_oss:
+      // vllm model_executor/models/gpt_oss.py: q/k/v and o_proj with biases, a sink logit per
+      // head, a router with a bias over num_local_experts experts, each intermediate_size wide.
+      c.qkv_bias = c.o_proj_bias = r.boolean("attention_bias", true);
+      c.experts = r.positive("num_local_experts", mt, limits::kMaxExperts);
+      c.experts_per_token = r.positive(r.find("num_experts_per_tok") ? "num_experts_per_tok" : "experts_per_token",
+                                       mt, limits::kMaxExperts);
+      c.moe_intermediate = c.intermediate;
+      c.attention_sinks = true;
+      c.moe_bias = true;
+      c.sliding_window = static_cast<int>(r.positive64("sliding_window", mt, limits::kMaxPositionEmbeddings));
+      c.sliding_layers = read_sliding_layers(r, c.layers);
+      break;
+    case Architecture::deepseek_v2:
     case Architecture::deepseek_v3:
       c.experts = r.positive("n_routed_experts", mt, limits::kMaxExperts);
       c.experts_per_token = r.positive("num_experts_per_tok", mt, limits::kMaxExperts);
@@ -281,8 +467,55 @@ ModelConfig parse_hf_config(const json& j, const std::string& source, const std:
   if (c.is_moe() && c.experts_per_token > c.experts)
     r.fail("num_experts_per_tok",
            fmt::format("expected at most the number of routed experts ({}), got {}", c.experts, c.experts_per_token));
+  // vLLM's Mxfp4Config quantizes FusedMoE experts only (quantization/mxfp4.py).
+  if (c.quantization.method == WeightQuantization::Method::mxfp4 && !c.is_moe())
+    throw InputError(fmt::format("{}: key 'quantization_config.quant_method': mxfp4 quantizes MoE experts only, and "
+                                 "model_type '{}' here has none",
+                                 source, mt));
   return c;
 }
+
+namespace {
+
+// What a model given by its config.json is called: the Hub id transformers wrote as `_name_or_path`
+// when it saved the config; else, in the Hugging Face cache's layout
+// (models--<org>--<name>/snapshots/<revision>/config.json), "<org>/<name>"; else the folder's parent
+// and name ("meta-llama/Llama-3.1-8B"), never a bare folder name such as "models" (issue 17).
+std::string model_name(const json& j, const std::filesystem::path& file, const std::string& source) {
+  Reader r(j, source);
+  if (auto written = r.string("_name_or_path")) {
+    if (written->size() > 256) r.fail("_name_or_path", fmt::format("expected at most 256 characters, got {}", written->size()));
+    for (unsigned char c : *written)
+      if (c < 0x20 || c == 0x7f) r.fail("_name_or_path", "expected a name without control characters");
+    // A local path (saved from a folder) names someone else's disk: use its last two parts.
+    const bool local = written->starts_with('/') || written->starts_with('.') || written->starts_with('~') ||
+                       written->find('\\') != std::string::npos;
+    if (!written->empty() && !local) return *written;
+    if (local) {
+      std::filesystem::path p(*written);
+      while (!p.empty() && p.filename().empty()) p = p.parent_path();  // a trailing '/'
+      if (!p.filename().empty()) {
+        std::string parent = p.parent_path().filename().string();
+        std::string name = p.filename().string();
+        if (name != "." && name != ".." && !name.empty())
+          return parent.empty() || parent == "." || parent == ".." || parent == "/" ? name : parent + "/" + name;
+      }
+    }
+  }
+  std::filesystem::path folder = std::filesystem::absolute(file).lexically_normal().parent_path();
+  std::string name = folder.filename().string();
+  std::string parent = folder.parent_path().filename().string();
+  const std::string grand = folder.parent_path().parent_path().filename().string();
+  if (parent == "snapshots" && grand.starts_with("models--")) {
+    const std::string id = grand.substr(8);
+    const auto at = id.find("--");
+    return at == std::string::npos ? id : id.substr(0, at) + "/" + id.substr(at + 2);
+  }
+  if (name.empty()) return file.stem().string();
+  return parent.empty() ? name : parent + "/" + name;
+}
+
+}  // namespace
 
 ModelConfig load_hf_config(const std::filesystem::path& path) {
   namespace fs = std::filesystem;
@@ -292,9 +525,9 @@ ModelConfig load_hf_config(const std::filesystem::path& path) {
   if (!in) throw InputError(fmt::format("{}: cannot open the model config", file.string()));
   const std::string text = read_text_file(file, "model config");
   const json j = parse_json_text(text, file.string());
-  fs::path folder = file.parent_path();
-  std::string name = folder.filename().empty() ? file.stem().string() : folder.filename().string();
-  return parse_hf_config(j, file.string(), name);
+  ModelConfig c = parse_hf_config(j, file.string(), "");
+  c.name = model_name(j, file, file.string());
+  return c;
 }
 
 }  // namespace headroom::model

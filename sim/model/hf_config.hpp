@@ -12,7 +12,9 @@
 
 namespace headroom::model {
 
-// `path` is a config.json or the folder holding one. The model is named after that folder.
+// `path` is a config.json or the folder holding one. The model is named by the config's
+// `_name_or_path` (a Hub id), else by the Hugging Face cache folder's id, else by the folder's
+// parent and name ("meta-llama/Llama-3.1-8B").
 ModelConfig load_hf_config(const std::filesystem::path& path);
 
 // `source` names the file in error messages; `name` becomes ModelConfig::name.

@@ -12,13 +12,32 @@ std::string_view architecture_name(Architecture architecture) {
     case Architecture::qwen3_moe: return "qwen3_moe";
     case Architecture::mixtral: return "mixtral";
     case Architecture::deepseek_v3: return "deepseek_v3";
+    case Architecture::mistral: return "mistral";
+    case Architecture::deepseek_v2: return "deepseek_v2";
+    case Architecture::gpt_oss: return "gpt_oss";
   }
   return "?";
 }
 
 const std::vector<std::string>& supported_architectures() {
-  static const std::vector<std::string> names = {"llama", "qwen2", "qwen3", "qwen3_moe", "mixtral", "deepseek_v3"};
+  static const std::vector<std::string> names = {"llama",       "qwen2",   "qwen3",       "qwen3_moe", "mixtral",
+                                                 "deepseek_v3", "mistral", "deepseek_v2", "gpt_oss"};
   return names;
+}
+
+std::string_view quantization_name(WeightQuantization::Method method) {
+  using M = WeightQuantization::Method;
+  switch (method) {
+    case M::none: return "none";
+    case M::fp8_block: return "fp8 block";
+    case M::fp8_tensor: return "fp8 per-tensor";
+    case M::fp8_channel: return "fp8 per-channel";
+    case M::gptq: return "gptq";
+    case M::awq: return "awq";
+    case M::mxfp4: return "mxfp4";
+    case M::nvfp4: return "nvfp4";
+  }
+  return "?";
 }
 
 bool ModelConfig::has_qk_norm() const {
@@ -28,6 +47,7 @@ bool ModelConfig::has_qk_norm() const {
 bool ModelConfig::is_moe_layer(int layer) const {
   if (!is_moe()) return false;
   switch (architecture) {
+    case Architecture::deepseek_v2:
     case Architecture::deepseek_v3:
       // transformers modeling_deepseek: MoE when layer >= first_k_dense_replace and layer % moe_layer_freq == 0.
       return layer >= first_k_dense && layer % moe_layer_step == 0;
@@ -36,7 +56,7 @@ bool ModelConfig::is_moe_layer(int layer) const {
       return std::find(dense_layers.begin(), dense_layers.end(), layer) == dense_layers.end() &&
              (layer + 1) % moe_layer_step == 0;
     default:
-      return true;  // Mixtral: every layer
+      return true;  // Mixtral, gpt-oss: every layer
   }
 }
 

@@ -12,19 +12,35 @@
 namespace headroom::model {
 
 // HF `model_type` values this simulator models.
-enum class Architecture { llama, qwen2, qwen3, qwen3_moe, mixtral, deepseek_v3 };
+enum class Architecture { llama, qwen2, qwen3, qwen3_moe, mixtral, deepseek_v3, mistral, deepseek_v2, gpt_oss };
 
 std::string_view architecture_name(Architecture architecture);  // the model_type string
 const std::vector<std::string>& supported_architectures();       // in the order above
 
-// How weights were quantized in the checkpoint (HF `quantization_config`).
+// How weights were quantized in the checkpoint (HF `quantization_config`), as vLLM lays them out
+// (weights.cpp names the tensors of each format).
 struct WeightQuantization {
-  enum class Method { none, fp8_block };
+  enum class Method {
+    none,
+    fp8_block,    // fp8 weights, float32 scale per block_n x block_k block (quant_method fp8 + weight_block_size)
+    fp8_tensor,   // fp8 weights, one float32 scale per logical weight (fp8; compressed-tensors strategy tensor)
+    fp8_channel,  // fp8 weights, one float32 scale per output row (compressed-tensors strategy channel)
+    gptq,         // int `bits` packed in int32 along the input, scales, zeros and g_idx (quant_method gptq)
+    awq,          // int4 packed in int32 along the output, scales and zeros (quant_method awq)
+    mxfp4,        // MoE experts only: fp4 pairs in uint8, one e8m0 scale per 32 (quant_method mxfp4)
+    nvfp4,        // fp4 pairs in uint8, one fp8 scale per 16, float32 global scales (modelopt NVFP4)
+  };
   Method method = Method::none;
-  int block_n = 0;  // weight_block_size[0]: output rows per scale
-  int block_k = 0;  // weight_block_size[1]: input columns per scale
+  int block_n = 0;     // fp8_block: output rows per scale (weight_block_size[0])
+  int block_k = 0;     // fp8_block: input columns per scale (weight_block_size[1])
+  int bits = 0;        // gptq/awq: 4 (or 8 for gptq)
+  int group_size = 0;  // gptq/awq: input columns per scale, 0 = the whole row (-1 in the config); nvfp4 16
+  bool act_order = false;           // gptq desc_act: row-parallel layers keep their scales whole on every rank
+  bool static_input_scale = false;  // fp8_tensor/fp8_channel: a float32 input_scale per logical weight
   bool operator==(const WeightQuantization&) const = default;
 };
+
+std::string_view quantization_name(WeightQuantization::Method method);
 
 struct ModelConfig {
   std::string name;
@@ -62,11 +78,19 @@ struct ModelConfig {
   WeightQuantization quantization;
   int mtp_layers = 0;              // num_nextn_predict_layers: multi-token-prediction modules
 
+  // gpt-oss: a learned attention-sink logit per head, biases on the router and the experts, and
+  // every other layer attending to a sliding window of `sliding_window` tokens (layer_types).
+  bool attention_sinks = false;
+  bool moe_bias = false;           // router and expert biases (gpt-oss)
+  int sliding_window = 0;          // tokens; 0: no sliding-window layers
+  std::vector<int> sliding_layers; // decoder layers (0-based) attending to the window only
+
   bool operator==(const ModelConfig&) const = default;
 
   bool is_moe() const { return experts > 0; }
   bool is_mla() const { return kv_lora_rank > 0; }
   bool has_qk_norm() const;        // Qwen3 normalises q and k per head
+  bool is_deepseek() const { return architecture == Architecture::deepseek_v2 || architecture == Architecture::deepseek_v3; }
   // Whether decoder layer `layer` (0-based) has routed experts rather than a dense MLP.
   bool is_moe_layer(int layer) const;
 };

@@ -37,7 +37,8 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 // Emits tensors in the order vLLM's model classes create their parameters: per decoder layer
 // attention, then MLP/MoE, then the two norms (vllm/model_executor/models/llama.py, qwen2.py,
-// qwen3.py, qwen3_moe.py, mixtral.py, deepseek_v2.py, deepseek_mtp.py).
+// qwen3.py, qwen3_moe.py, mixtral.py, deepseek_v2.py, deepseek_mtp.py, gpt_oss.py; Mistral is
+// served by llama.py).
 class WeightBuilder {
  public:
   WeightBuilder(const ModelConfig& config, const WeightOptions& options)
@@ -54,9 +55,12 @@ class WeightBuilder {
   }
 
  private:
-  void tensor(std::string name, std::vector<std::int64_t> shape, DType dtype, bool is_scale = false) {
-    WeightTensor t{std::move(name), std::move(shape), dtype, is_scale};
-    auto parameters = checked_add<std::int64_t>(list_.parameters, is_scale ? 0 : t.elements());
+  void tensor(std::string name, std::vector<std::int64_t> shape, DType dtype, bool is_scale = false,
+              int values_per_element = 1) {
+    WeightTensor t{std::move(name), std::move(shape), dtype, is_scale, values_per_element};
+    auto values = checked_mul<std::int64_t>(t.elements(), values_per_element);
+    auto parameters =
+        values ? checked_add<std::int64_t>(list_.parameters, is_scale ? 0 : *values) : std::optional<std::int64_t>{};
     auto bytes = checked_add<Bytes>(list_.bytes, t.bytes());
     if (!parameters || !bytes) too_large(t.name);
     list_.parameters = *parameters;
@@ -64,7 +68,9 @@ class WeightBuilder {
     list_.tensors.push_back(std::move(t));
   }
 
-  bool fp8_block() const { return c_.quantization.method == WeightQuantization::Method::fp8_block; }
+  using Method = WeightQuantization::Method;
+  Method method() const { return c_.quantization.method; }
+  bool fp8_block() const { return method() == Method::fp8_block; }
 
   // VocabParallelEmbedding / ParallelLMHead: [vocab rows per rank, hidden].
   void embedding(const std::string& prefix) {
@@ -74,16 +80,99 @@ class WeightBuilder {
 
   void norm(const std::string& prefix, std::int64_t size) { tensor(prefix + ".weight", {size}, c_.dtype); }
 
+  // `count` divides `size`, else the format cannot hold this weight on a rank: vLLM refuses it too.
+  std::int64_t divide(const std::string& name, std::int64_t size, std::int64_t count, std::string_view what) const {
+    if (size % count != 0)
+      throw InputError(fmt::format("weight {}: {} {} is not divisible by {} ({}; at tensor parallel {})", name, what,
+                                   size, count, quantization_name(method()), shard_.tp));
+    return size / count;
+  }
+
+  // The tensors of one quantized weight of [out, in] on this rank, each emitted as
+  // `prefix + <vLLM name>` with `lead` dimensions in front (the expert count for FusedMoE).
+  // `partitions`: the logical weights fused into it (qkv 3, gate_up 2), each with its own
+  // per-tensor scale; `in_full`: the unsplit input of a row-parallel layer (GPTQ act-order keeps
+  // its scales whole there).
+  void quantized(const std::string& prefix, const std::vector<std::int64_t>& lead, std::int64_t out, std::int64_t in,
+                 std::int64_t partitions, std::int64_t in_full) {
+    const WeightQuantization& q = c_.quantization;
+    auto shape = [&](std::initializer_list<std::int64_t> dims) {
+      std::vector<std::int64_t> s = lead;
+      s.insert(s.end(), dims);
+      return s;
+    };
+    switch (q.method) {
+      case Method::none:
+      case Method::fp8_block:
+        break;  // linear() and moe() lay these out
+      case Method::fp8_tensor:
+      case Method::fp8_channel:
+        // vllm quantization/fp8.py Fp8LinearMethod (per-tensor: one float32 scale per logical
+        // weight); compressed_tensors_w8a8_fp8.py (channel: [out, 1]); input_scale when static.
+        tensor(prefix + "weight", shape({out, in}), DType::fp8);
+        if (q.method == Method::fp8_tensor)
+          tensor(prefix + "weight_scale", shape({partitions}), DType::fp32, true);
+        else
+          tensor(prefix + "weight_scale", shape({out, 1}), DType::fp32, true);
+        if (q.static_input_scale) tensor(prefix + "input_scale", shape({partitions}), DType::fp32, true);
+        break;
+      case Method::gptq: {
+        // vllm quantization/gptq.py (and gptq_marlin.py, same shapes): qweight packs 32/bits values
+        // of a column along the input; g_idx maps input rows to groups; qzeros pack along the output.
+        const int pack = 32 / q.bits;
+        const std::int64_t scale_in = in_full > in && q.group_size > 0 && q.act_order ? in_full : in;
+        const std::int64_t groups = q.group_size > 0 ? divide(prefix + "scales", scale_in, q.group_size, "input") : 1;
+        tensor(prefix + "qweight", shape({divide(prefix + "qweight", in, pack, "input"), out}), DType::int32, false, pack);
+        tensor(prefix + "g_idx", shape({in}), DType::int32, true);
+        tensor(prefix + "qzeros", shape({groups, divide(prefix + "qzeros", out, pack, "output")}), DType::int32, true);
+        tensor(prefix + "scales", shape({groups, out}), c_.dtype, true);
+        break;
+      }
+      case Method::awq: {
+        // vllm quantization/awq.py (and awq_marlin.py): int4 packed eight to an int32 along the output.
+        const int pack = 32 / q.bits;
+        const std::int64_t groups = q.group_size > 0 ? divide(prefix + "scales", in, q.group_size, "input") : 1;
+        const std::int64_t packed_out = divide(prefix + "qweight", out, pack, "output");
+        tensor(prefix + "qweight", shape({in, packed_out}), DType::int32, false, pack);
+        tensor(prefix + "qzeros", shape({groups, packed_out}), DType::int32, true);
+        tensor(prefix + "scales", shape({groups, out}), c_.dtype, true);
+        break;
+      }
+      case Method::mxfp4:
+        // vllm quantization/mxfp4.py Mxfp4MoEMethod: fp4 pairs in uint8, an e8m0 scale per 32 values.
+        tensor(prefix + "weight", shape({out, divide(prefix + "weight", in, 2, "input")}), DType::uint8, false, 2);
+        tensor(prefix + "weight_scale", shape({out, divide(prefix + "weight_scale", in, 32, "input")}), DType::uint8,
+               true);
+        break;
+      case Method::nvfp4:
+        // vllm quantization/modelopt.py ModelOptNvFp4LinearMethod: fp4 pairs in uint8, an fp8 (e4m3)
+        // scale per 16 values, a float32 global scale and input scale per logical weight.
+        tensor(prefix + "weight", shape({out, divide(prefix + "weight", in, 2, "input")}), DType::uint8, false, 2);
+        tensor(prefix + "input_scale", shape({partitions}), DType::fp32, true);
+        tensor(prefix + "weight_scale_2", shape({partitions}), DType::fp32, true);
+        tensor(prefix + "weight_scale", shape({out, divide(prefix + "weight_scale", in, q.group_size, "input")}),
+               DType::fp8, true);
+        break;
+    }
+  }
+
   // A linear layer's weight [out, in] on this rank (shapes already split). Block-fp8 checkpoints
   // add a float32 weight_scale_inv of [ceil(out/block_n), ceil(in/block_k)]
-  // (vllm quantization/fp8.py Fp8LinearMethod.create_weights); the bias follows (linear.py).
+  // (vllm quantization/fp8.py Fp8LinearMethod.create_weights); other formats as quantized() lays
+  // them out; MXFP4 leaves linear layers unquantized (mxfp4.py: UnquantizedLinearMethod). The bias
+  // follows (linear.py).
   void linear(const std::string& prefix, std::int64_t out, std::int64_t in, bool quantizable = true,
-              bool bias = false) {
-    bool fp8 = quantizable && fp8_block();
-    tensor(prefix + ".weight", {out, in}, fp8 ? DType::fp8 : c_.dtype);
-    if (fp8)
-      tensor(prefix + ".weight_scale_inv",
-             {ceil_div(out, c_.quantization.block_n), ceil_div(in, c_.quantization.block_k)}, DType::fp32, true);
+              bool bias = false, std::int64_t partitions = 1, std::int64_t in_full = 0) {
+    const bool quantize = quantizable && method() != Method::none && method() != Method::mxfp4;
+    if (quantize && !fp8_block()) {
+      quantized(prefix + ".", {}, out, in, partitions, in_full);
+    } else {
+      bool fp8 = quantize && fp8_block();
+      tensor(prefix + ".weight", {out, in}, fp8 ? DType::fp8 : c_.dtype);
+      if (fp8)
+        tensor(prefix + ".weight_scale_inv",
+               {ceil_div(out, c_.quantization.block_n), ceil_div(in, c_.quantization.block_k)}, DType::fp32, true);
+    }
     if (bias) tensor(prefix + ".bias", {out}, c_.dtype);
   }
 
@@ -106,8 +195,10 @@ class WeightBuilder {
     std::int64_t d = c_.head_dim;
     std::int64_t q = shard_.q_heads * d;
     std::int64_t kv = shard_.kv_heads * d;
-    linear(p + "qkv_proj", q + 2 * kv, c_.hidden, true, c_.qkv_bias);
-    linear(p + "o_proj", c_.hidden, q, true, c_.o_proj_bias);
+    linear(p + "qkv_proj", q + 2 * kv, c_.hidden, true, c_.qkv_bias, 3);
+    linear(p + "o_proj", c_.hidden, q, true, c_.o_proj_bias, 1, q * shard_.tp);
+    // gpt_oss.py: one sink logit per query head on this rank, bfloat16.
+    if (c_.attention_sinks) tensor(p + "sinks", {shard_.q_heads}, DType::bf16);
     if (c_.has_qk_norm()) {
       norm(p + "q_norm", d);
       norm(p + "k_norm", d);
@@ -122,7 +213,7 @@ class WeightBuilder {
     std::int64_t qk = c_.qk_nope_head_dim + c_.qk_rope_head_dim;
     std::int64_t latent = c_.kv_lora_rank + c_.qk_rope_head_dim;
     if (c_.q_lora_rank > 0) {
-      linear(p + "fused_qkv_a_proj", c_.q_lora_rank + latent, c_.hidden);
+      linear(p + "fused_qkv_a_proj", c_.q_lora_rank + latent, c_.hidden, true, false, 2);
       norm(p + "q_a_layernorm", c_.q_lora_rank);
       linear(p + "q_b_proj", heads * qk, c_.q_lora_rank);
     } else {
@@ -131,19 +222,20 @@ class WeightBuilder {
     }
     norm(p + "kv_a_layernorm", c_.kv_lora_rank);
     linear(p + "kv_b_proj", heads * (c_.qk_nope_head_dim + c_.v_head_dim), c_.kv_lora_rank);
-    linear(p + "o_proj", c_.hidden, heads * c_.v_head_dim);
+    linear(p + "o_proj", c_.hidden, heads * c_.v_head_dim, true, false, 1, heads * c_.v_head_dim * shard_.tp);
   }
 
   // MergedColumnParallelLinear gate_up_proj [2 × I/tp, H]; RowParallelLinear down_proj [H, I/tp].
   void mlp(const std::string& p, std::int64_t width_per_rank) {
-    linear(p + "gate_up_proj", 2 * width_per_rank, c_.hidden);
-    linear(p + "down_proj", c_.hidden, width_per_rank);
+    linear(p + "gate_up_proj", 2 * width_per_rank, c_.hidden, true, false, 2);
+    linear(p + "down_proj", c_.hidden, width_per_rank, true, false, 1, width_per_rank * shard_.tp);
   }
 
   void moe(const std::string& p) {
     std::int64_t e = c_.experts;
-    // The router is a ReplicatedLinear built without quant_config: unquantized on every rank.
-    linear(p + "gate", e, c_.hidden, false);
+    // The router is a ReplicatedLinear built without quant_config: unquantized on every rank
+    // (gpt-oss calls it `router` and gives it a bias).
+    linear(p + (c_.moe_bias ? "router" : "gate"), e, c_.hidden, false, c_.moe_bias);
     // DeepSeek-V3's noaux_tc routing keeps a float32 bias per expert (deepseek_v2.py).
     if (c_.architecture == Architecture::deepseek_v3)
       tensor(p + "gate.e_score_correction_bias", {e}, DType::fp32);
@@ -151,14 +243,33 @@ class WeightBuilder {
     // FusedMoE (layers/fused_moe/layer.py): all experts in one tensor each, split by TP on the
     // expert width: w13 [E, 2 × I/tp, H], w2 [E, H, I/tp].
     std::int64_t n = c_.moe_intermediate / shard_.tp;
-    DType w = fp8_block() ? DType::fp8 : c_.dtype;
-    tensor(p + "experts.w13_weight", {e, 2 * n, c_.hidden}, w);
-    tensor(p + "experts.w2_weight", {e, c_.hidden, n}, w);
-    if (fp8_block()) {
-      // Fp8MoEMethod.create_weights, block-quantized: per-expert scale grids.
-      std::int64_t bn = c_.quantization.block_n, bk = c_.quantization.block_k;
-      tensor(p + "experts.w13_weight_scale_inv", {e, 2 * ceil_div(n, bn), ceil_div(c_.hidden, bk)}, DType::fp32, true);
-      tensor(p + "experts.w2_weight_scale_inv", {e, ceil_div(c_.hidden, bn), ceil_div(n, bk)}, DType::fp32, true);
+    if (method() == Method::mxfp4) {
+      // Mxfp4MoEMethod.create_weights pads the expert width per rank to a multiple of 64 on CUDA
+      // (vllm quantization/mxfp4.py; 256 with FlashInfer's MXFP4 MoE, 128 on ROCm: not modelled).
+      n = ceil_div(n, 64) * 64;
+    }
+    if (method() != Method::none && !fp8_block()) {
+      // The expert tensors of the other formats: each expert's linear layout with the expert count
+      // in front (fused_moe/layer.py with the format's FusedMoEMethod).
+      quantized(p + "experts.w13_", {e}, 2 * n, c_.hidden, 2, 0);
+      quantized(p + "experts.w2_", {e}, c_.hidden, n, 1, n * shard_.tp);
+    } else {
+      DType w = fp8_block() ? DType::fp8 : c_.dtype;
+      tensor(p + "experts.w13_weight", {e, 2 * n, c_.hidden}, w);
+      tensor(p + "experts.w2_weight", {e, c_.hidden, n}, w);
+      if (fp8_block()) {
+        // Fp8MoEMethod.create_weights, block-quantized: per-expert scale grids.
+        std::int64_t bn = c_.quantization.block_n, bk = c_.quantization.block_k;
+        tensor(p + "experts.w13_weight_scale_inv", {e, 2 * ceil_div(n, bn), ceil_div(c_.hidden, bk)}, DType::fp32,
+               true);
+        tensor(p + "experts.w2_weight_scale_inv", {e, ceil_div(c_.hidden, bn), ceil_div(n, bk)}, DType::fp32, true);
+      }
+    }
+    // Expert biases: gpt-oss's (FusedMoE has_bias); Mxfp4MoEMethod creates them always, bfloat16.
+    if (c_.moe_bias || method() == Method::mxfp4) {
+      const DType b = method() == Method::mxfp4 ? DType::bf16 : c_.dtype;
+      tensor(p + "experts.w13_bias", {e, 2 * n}, b);
+      tensor(p + "experts.w2_bias", {e, c_.hidden}, b);
     }
   }
 

@@ -17,7 +17,8 @@ struct WeightTensor {
   std::string name;                 // vLLM parameter name, e.g. model.layers.0.self_attn.qkv_proj.weight
   std::vector<std::int64_t> shape;  // per rank
   DType dtype = DType::bf16;
-  bool is_scale = false;            // a quantization scale (fp8 weight_scale_inv), not a model parameter
+  bool is_scale = false;            // quantization metadata (scales, zeros, g_idx), not a model parameter
+  int values_per_element = 1;       // packed weights: 8 int4 per int32 (GPTQ/AWQ), 2 fp4 per uint8
   std::int64_t elements() const;
   Bytes bytes() const;
 };
@@ -34,11 +35,12 @@ struct WeightOptions {
 
 struct WeightList {
   std::vector<WeightTensor> tensors;  // in allocation order
-  std::int64_t parameters = 0;        // elements of non-scale tensors on this rank
+  std::int64_t parameters = 0;        // values of non-scale tensors on this rank (packed ones unpacked)
   Bytes bytes = 0;                    // all tensors on this rank, scales included
 };
 
-// Throws InputError when the TP size does not fit the model (tensor_parallel.hpp).
+// Throws InputError when the TP size does not fit the model (tensor_parallel.hpp) or a quantized
+// weight's shape on a rank does not fit its format (a packed or grouped dimension not divisible).
 WeightList model_weights(const ModelConfig& config, const WeightOptions& options = {});
 
 // The model's parameter count as published: TP 1, unpadded vocabulary, no scales.

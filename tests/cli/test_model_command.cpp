@@ -77,3 +77,28 @@ TEST_CASE("headroom model: unknown models and bad numbers exit 2 with the reason
   CHECK(workspace.exit_code == 2);
   CHECK_THAT(workspace.output, Catch::Contains("no FlashInfer workspace size is known for lightllm"));
 }
+
+TEST_CASE("headroom model: gpt-oss-20b's MXFP4 weights, DeepSeek-V2-Lite's MLA, Mistral-7B-v0.3") {
+  auto oss = run_headroom("model openai/gpt-oss-20b --tokens 2048 --seqs 8");
+  INFO(oss.output);
+  REQUIRE(oss.exit_code == 0);
+  CHECK_THAT(oss.output, Catch::Contains("gpt-oss-20b (gpt_oss), tensor parallel 1, vllm layout"));
+  // 13,761,264,768 B, the published checkpoint's total_size; KV as full attention on every layer.
+  CHECK_THAT(oss.output, Catch::Contains("  weights          12.82 GiB per rank (20.91 billion parameters on this rank"));
+  CHECK_THAT(oss.output, Catch::Contains("  KV cache         48.00 KiB per token (2.00 KiB per token and layer, 24 layers"));
+
+  auto lite = run_headroom("model DeepSeek-V2-Lite --tokens 256 --seqs 256 --json");
+  INFO(lite.output);
+  REQUIRE(lite.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(lite.output);
+  CHECK(j["architecture"] == "deepseek_v2");
+  CHECK(j["weights"]["bytes_per_rank"] == 31'412'968'448);  // 15,706,484,224 parameters in bf16
+  CHECK(j["kv_cache"]["bytes_per_token"] == 576 * 27 * 2);    // the MLA latent and rope key
+  CHECK(j["layers"][0]["kind"] == "mla+mlp");
+  CHECK(j["layers"][1]["kind"] == "mla+moe");
+
+  auto mistral = run_headroom("model mistralai/Mistral-7B-v0.3 --tp 2 --json");
+  INFO(mistral.output);
+  REQUIRE(mistral.exit_code == 0);
+  CHECK(nlohmann::json::parse(mistral.output)["weights"]["parameters"] == 7'248'023'552);
+}

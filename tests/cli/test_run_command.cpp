@@ -244,3 +244,62 @@ TEST_CASE("run --check: SGLang's radix cache and LightLLM's token pool pass ever
     CHECK(checked.output.find("serves all 150 requests") != std::string::npos);
   }
 }
+
+// Issue 17: the new GPUs, architectures and weight formats through `run` and `compare` end to end:
+// every request accounted for, the weights the start-up loaded those of model_weights (tests/model).
+TEST_CASE("run and compare: new GPUs, architectures and weight formats serve end to end") {
+  fs::path dir = headroom::test::temp_dir("run-new-models");
+  // Llama-3.1-8B's shapes as hugging-quants' GPTQ and AWQ INT4 checkpoints write them.
+  const std::string llama =
+      R"("architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+      "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+      "vocab_size": 128256, "max_position_embeddings": 131072, "torch_dtype": "float16",)";
+  fs::create_directories(dir / "gptq");
+  fs::create_directories(dir / "awq");
+  write(dir / "gptq" / "config.json",
+        "{" + llama + R"("_name_or_path": "hugging-quants/Meta-Llama-3.1-8B-Instruct-GPTQ-INT4",
+        "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": false}})");
+  write(dir / "awq" / "config.json",
+        "{" + llama + R"("quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128,
+        "zero_point": true, "version": "gemm"}})");
+  struct Case {
+    const char* gpu;
+    std::string model;
+    std::string engine;
+    std::int64_t weights;  // model_weights(...).bytes at TP 1 (tests/model)
+  };
+  // On the L4 (22.5 GiB) vLLM refuses 131,072 tokens of context for Llama-3.1-8B (16 GiB of KV).
+  const Case cases[] = {
+      {"b200", "gpt-oss-20b", "vllm", 13'761'264'768},
+      {"h20", "DeepSeek-V2-Lite", "sglang", 31'412'968'448},
+      {"mi325x", "Mistral-7B-v0.3", "vllm", 14'496'047'104},
+      {"l4", (dir / "gptq").string(), "vllm\n  max_model_len: 32768", 5'731'262'464},
+      {"a10g", (dir / "awq").string(), "lightllm", 5'727'854'592},
+  };
+  for (const Case& c : cases) {
+    INFO(c.gpu << " " << c.model << " " << c.engine);
+    const fs::path scenario = dir / (std::string(c.gpu) + ".yaml");
+    write(scenario, std::string("name: new-models\nseed: 1\ngpu:\n  profile: ") + c.gpu + "\nmodel:\n  name: " +
+                        q(c.model) + "\nengine:\n  kind: " + c.engine + "\n" + kWorkload + "on_oom: stop\n");
+    auto r = run_headroom("run " + q(scenario) + " -o " + q(dir / (std::string(c.gpu) + "-out")) + " --json");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    auto j = nlohmann::json::parse(r.output);
+    CHECK(j["startup"]["ok"] == true);
+    // The caching allocator's blocks: a little above the tensors' sum (0.2% for gpt-oss-20b).
+    const auto weights = j["startup"]["bytes"]["weights"].get<std::int64_t>();
+    CHECK(weights >= c.weights);
+    CHECK(weights - c.weights < c.weights / 100);
+    const int arrived = j["requests"]["arrived"].get<int>();
+    CHECK(arrived == 400);
+    CHECK(j["requests"]["completed"].get<int>() + j["requests"]["aborted"].get<int>() +
+              j["requests"]["rejected"].get<int>() == arrived);
+    CHECK(j["requests"]["unfinished"] == 0);
+  }
+  // compare on the GPTQ model names it by its _name_or_path.
+  fs::path out = dir / "compare-out";
+  auto r = run_headroom("compare " + q(dir / "l4.yaml") + " -o " + q(out));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(slurp(out / "comparison.json"), Catch::Contains("hugging-quants/Meta-Llama-3.1-8B-Instruct-GPTQ-INT4"));
+}

@@ -17,19 +17,36 @@ namespace {
 struct Expected {
   const char* name;
   const char* vendor;
-  Bytes capacity;      // totalGlobalMem as cited in the profile's capacity_note
+  Bytes capacity;      // as cited in the profile's capacity_note
   double bandwidth;    // datasheet bytes/s
   double bf16;         // datasheet dense FLOP/s
   double fp8;          // datasheet dense FLOP/s, 0 = none
+  double fp4 = 0;      // datasheet dense FLOP/s, 0 = none
 };
 
+// Capacities: totalGlobalMem where a driver report was found (B200 and RTX 3090 to PyTorch's
+// 0.01 GiB), nvidia-smi's MiB where only that was (H20, H100 PCIe/NVL, L4, A10G), the sister
+// product's report (A800 = A100 80GB, H800 = H100 SXM), the datasheet's nominal size (GB200
+// 186 GB, MI325X 256 GiB); each capacity_note says which.
 const Expected kBuiltins[] = {
+    {"a100-40gb", "nvidia", 42'505'273'344, 1.555e12, 312e12, 0},
     {"a100-80gb", "nvidia", 85'100'068'864, 2.039e12, 312e12, 0},
+    {"a10g", "nvidia", 23'028 * MiB, 600e9, 125e12, 0},
+    {"a800-80gb", "nvidia", 85'100'068'864, 2.039e12, 312e12, 0},
+    {"b200", "nvidia", 191'501'854'310, 8e12, 2250e12, 4500e12, 9000e12},
+    {"gb200", "nvidia", 186'000'000'000, 8e12, 2500e12, 5000e12, 10000e12},
+    {"h100-nvl", "nvidia", 95'830 * MiB, 3.9e12, 835.5e12, 1670.5e12},
+    {"h100-pcie", "nvidia", 81'559 * MiB, 2.0e12, 756.5e12, 1513e12},
     {"h100-sxm-80gb", "nvidia", 85'028'896'768, 3.35e12, 989.5e12, 1979e12},
+    {"h20", "nvidia", 97'871 * MiB, 4.0e12, 148e12, 296e12},
     {"h200-141gb", "nvidia", 143'156 * MiB, 4.8e12, 989.5e12, 1979e12},
+    {"h800", "nvidia", 85'028'896'768, 3.35e12, 989.5e12, 1979e12},
+    {"l4", "nvidia", 23'034 * MiB, 300e9, 121e12, 242.5e12},
     {"l40s", "nvidia", 47'576'711'168, 864e9, 362.05e12, 733e12},
     {"mi300x", "amd", 205'822'885'888, 5.3e12, 1307.4e12, 2614.9e12},
+    {"mi325x", "amd", 256 * GiB, 6e12, 1307.4e12, 2614.9e12},
     {"mi355x", "amd", 309'220'868'096, 8e12, 2516.6e12, 5033.2e12},
+    {"rtx-3090", "nvidia", 25'436'943'811, 936e9, 71e12, 0},
     {"rtx-4090", "nvidia", 25'756'696'576, 1.008e12, 165.2e12, 330.3e12},
 };
 
@@ -89,6 +106,10 @@ TEST_CASE("the built-in profiles carry the datasheet figures and cited capacitie
       CHECK_FALSE(p.dense_fp8_flops_per_s.has_value());
     else
       CHECK(p.dense_fp8_flops_per_s == e.fp8);
+    if (e.fp4 == 0)
+      CHECK_FALSE(p.dense_fp4_flops_per_s.has_value());
+    else
+      CHECK(p.dense_fp4_flops_per_s == e.fp4);
     // Latency coefficients are the documented defaults until the calibration fits them.
     CHECK(p.latency == LatencyCoefficients{});
     CHECK_FALSE(p.latency.fitted);
@@ -122,16 +143,26 @@ TEST_CASE("profiles load by name ignoring case and .yaml, or from a file") {
 
 TEST_CASE("unknown profile names get a did-you-mean for typos only, and the list of built-ins") {
   CHECK_THROWS_WITH(load_gpu_profile("h100"),
-                    "unknown GPU profile 'h100'; did you mean 'h100-sxm-80gb'? (built-in: a100-80gb, h100-sxm-80gb, "
-                    "h200-141gb, l40s, mi300x, mi355x, rtx-4090; or give the path of a profile YAML file with the keys "
+                    "unknown GPU profile 'h100'; did you mean one of 'h100-nvl', 'h100-pcie' or 'h100-sxm-80gb'? (built-in: a100-40gb, a100-80gb, a10g, "
+                    "a800-80gb, b200, gb200, h100-nvl, h100-pcie, h100-sxm-80gb, h20, h200-141gb, h800, l4, l40s, "
+                    "mi300x, mi325x, mi355x, rtx-3090, rtx-4090; or give the path of a profile YAML file with the keys "
                     "name, vendor, source, source_note (where each figure comes from: required), "
                     "memory.capacity_bytes, memory.context_bytes, memory.granularity_bytes, bandwidth_bytes_per_s, "
-                    "dense_bf16_flops_per_s and dense_fp8_flops_per_s: docs/models-and-gpus.md, \"GPU profiles\")");
+                    "dense_bf16_flops_per_s and dense_fp8_flops_per_s (null without FP8), optionally "
+                    "memory.capacity_note and dense_fp4_flops_per_s: docs/models-and-gpus.md, \"GPU profiles\")");
   CHECK_THROWS_WITH(load_gpu_profile("H100-SXM-80G"), Catch::StartsWith("unknown GPU profile 'H100-SXM-80G'; did you mean "
                                                                         "'h100-sxm-80gb'?"));
   CHECK_THROWS_WITH(load_gpu_profile("rtx4090"), Catch::StartsWith("unknown GPU profile 'rtx4090'; did you mean 'rtx-4090'?"));
-  // Another model number is other hardware, however close the spelling (issue 17).
-  for (const char* other : {"mi350x", "mi325x", "h20", "a10g", "l4", "a800-80gb", "h800"}) {
+  CHECK_THROWS_WITH(load_gpu_profile("h100pcie"), Catch::StartsWith("unknown GPU profile 'h100pcie'; did you mean 'h100-pcie'?"));
+  CHECK_THROWS_WITH(load_gpu_profile("a800"), Catch::StartsWith("unknown GPU profile 'a800'; did you mean 'a800-80gb'?"));
+  CHECK_THROWS_WITH(load_gpu_profile("mi325"), Catch::StartsWith("unknown GPU profile 'mi325'; did you mean 'mi325x'?"));
+  // The products issue 17 found sent to other hardware are built in now, under their own names.
+  CHECK(load_gpu_profile("mi325x").name == "mi325x");
+  CHECK(load_gpu_profile("H20").name == "h20");
+  // Another model number or another family is other hardware, however close the spelling (issue 17):
+  // mi350x is not mi355x, a40 not a100-40gb, b300 not b200, gb300 not gb200, gh200 not gb200, a200
+  // not b200, h800-pcie not h800, h210 not h20 or h200-141gb, l20 not l4 or l40s.
+  for (const char* other : {"mi350x", "a40", "b300", "gb300", "gh200", "a200", "h800-pcie", "h210", "l20"}) {
     INFO(other);
     CHECK_THROWS_WITH(load_gpu_profile(other),
                       Catch::StartsWith(std::string("unknown GPU profile '") + other + "' (built-in: "));

@@ -67,6 +67,12 @@ TEST_CASE("exact parameter counts of the catalogue models") {
   CHECK(parameter_count(catalogue_model("Qwen3-30B-A3B")) == 30'532'122'624);
   CHECK(parameter_count(catalogue_model("Mixtral-8x7B")) == 46'702'792'704);
   CHECK(parameter_count(catalogue_model("DeepSeek-V3")) == 671'026'419'200);
+  // Published: Mistral-7B-v0.3 7,248,023,552 (the 7.25 B of its model card: v0.1's 7,241,732,096
+  // with 768 more vocabulary rows in the embedding and the head); DeepSeek-V2-Lite 15.7 B;
+  // gpt-oss-20b 21 B ("20.9 B"), MXFP4 values counted unpacked.
+  CHECK(parameter_count(catalogue_model("Mistral-7B-v0.3")) == 7'248'023'552);
+  CHECK(parameter_count(catalogue_model("DeepSeek-V2-Lite")) == 15'706'484'224);
+  CHECK(parameter_count(catalogue_model("gpt-oss-20b")) == 20'914'757'184);
 }
 
 TEST_CASE("DeepSeek-V3 counts its MTP module only when asked") {
@@ -113,7 +119,7 @@ TEST_CASE("unknown catalogue names get a did-you-mean") {
   CHECK_THROWS_WITH(catalogue_model("Llama-3.1-8"),
                     "unknown model 'Llama-3.1-8'; did you mean 'Llama-3.1-8B'? (built-in: Llama-3.1-8B, "
                     "Llama-3.1-70B, Qwen2.5-7B, Qwen2.5-7B-Instruct, Qwen3-30B-A3B, DeepSeek-V3, DeepSeek-R1, "
-                    "Mixtral-8x7B; or give a config.json)");
+                    "Mixtral-8x7B, Mistral-7B-v0.3, DeepSeek-V2-Lite, gpt-oss-20b; or give a config.json)");
   CHECK_THROWS_WITH(catalogue_model("mixtrl-8x7b"),
                     Catch::StartsWith("unknown model 'mixtrl-8x7b'; did you mean 'Mixtral-8x7B'?"));
   CHECK_THROWS_WITH(catalogue_model("gpt-2"), Catch::StartsWith("unknown model 'gpt-2' (built-in: "));

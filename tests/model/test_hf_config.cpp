@@ -41,14 +41,38 @@ std::string llama_json(const std::string& extra = "") {
 
 }  // namespace
 
-TEST_CASE("the catalogue models' config.json files load to the catalogue entries") {
-  for (const char* name :
-       {"Llama-3.1-8B", "Llama-3.1-70B", "Qwen2.5-7B", "Qwen3-30B-A3B", "DeepSeek-R1", "Mixtral-8x7B"}) {
-    INFO(name);
-    ModelConfig loaded = load_hf_config(fixture(name));  // the folder
-    CHECK(loaded == catalogue_model(name));
-    CHECK(load_hf_config(fixture(name) / "config.json") == loaded);  // or the file itself
+TEST_CASE("the catalogue models' config.json files load to the catalogue entries, named by their Hub id") {
+  for (const char* id : {"meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-70B", "Qwen/Qwen2.5-7B", "Qwen/Qwen3-30B-A3B",
+                         "deepseek-ai/DeepSeek-R1", "mistralai/Mixtral-8x7B-v0.1", "mistralai/Mistral-7B-v0.3",
+                         "deepseek-ai/DeepSeek-V2-Lite", "openai/gpt-oss-20b"}) {
+    INFO(id);
+    ModelConfig loaded = load_hf_config(fixture(id));  // the folder
+    CHECK(loaded.name == id);                          // its parent and name: no _name_or_path in these
+    ModelConfig expected = catalogue_model(id);
+    expected.name = id;
+    CHECK(loaded == expected);
+    CHECK(load_hf_config(fixture(id) / "config.json") == loaded);  // or the file itself
   }
+}
+
+TEST_CASE("a model given by its config.json is named by _name_or_path, the cache's id, or parent/name") {
+  const std::string body = llama_json();
+  auto with_name = [&](const std::string& value) { return llama_json(", \"_name_or_path\": " + value); };
+  // The folder's own name ("models") is never the whole name (issue 17).
+  CHECK(load_hf_config(write_config("models", body)).name.ends_with("/models"));
+  CHECK(load_hf_config(write_config("acme/tiny", body)).name == "acme/tiny");
+  // transformers writes the Hub id it loaded from.
+  CHECK(load_hf_config(write_config("models", with_name(R"("acme/Tiny-Llama")"))).name == "acme/Tiny-Llama");
+  // A local path it saved from names another machine's disk: its last two parts.
+  CHECK(load_hf_config(write_config("models", with_name(R"("/home/u/ckpt/tiny-llama/")"))).name == "ckpt/tiny-llama");
+  CHECK(load_hf_config(write_config("acme/tiny", with_name(R"("")"))).name == "acme/tiny");
+  // The Hugging Face cache: models--<org>--<name>/snapshots/<revision>/config.json.
+  CHECK(load_hf_config(write_config("models--acme--Tiny-Llama/snapshots/0123abc", body)).name == "acme/Tiny-Llama");
+  // A bad _name_or_path is an error naming the key.
+  fs::path f = write_config("bad-name", with_name("7"));
+  CHECK_THROWS_WITH(load_hf_config(f), f.string() + ": key '_name_or_path': expected a string, got 7");
+  f = write_config("ctrl-name", with_name(R"("a\u0007b")"));
+  CHECK_THROWS_WITH(load_hf_config(f), f.string() + ": key '_name_or_path': expected a name without control characters");
 }
 
 TEST_CASE("a Qwen3 config with an explicit head_dim and tied embeddings") {
@@ -59,7 +83,7 @@ TEST_CASE("a Qwen3 config with an explicit head_dim and tied embeddings") {
     "vocab_size": 151936, "max_position_embeddings": 40960, "tie_word_embeddings": true,
     "torch_dtype": "bfloat16", "attention_bias": false, "use_sliding_window": false, "sliding_window": null})");
   ModelConfig c = load_hf_config(file);
-  CHECK(c.name == "tiny-qwen3");
+  CHECK(c.name.ends_with("/tiny-qwen3"));  // the folder's parent and name
   CHECK(c.architecture == Architecture::qwen3);
   CHECK(c.head_dim == 128);
   CHECK(c.tie_word_embeddings);
@@ -96,6 +120,62 @@ TEST_CASE("optional keys take the transformers defaults") {
   ModelConfig biased = load_hf_config(write_config("bias", llama_json(R"(, "attention_bias": true)")));
   CHECK(biased.qkv_bias);
   CHECK(biased.o_proj_bias);
+}
+
+TEST_CASE("quantization_config: each format's keys") {
+  auto quant = [](const std::string& folder, const std::string& config) {
+    return load_hf_config(write_config(folder, llama_json(R"(, "quantization_config": )" + config))).quantization;
+  };
+  using M = WeightQuantization::Method;
+  // fp8 without weight_block_size: one scale per tensor (Fp8Config); static activations add input scales.
+  WeightQuantization q = quant("fp8", R"({"quant_method": "fp8", "activation_scheme": "static"})");
+  CHECK(q.method == M::fp8_tensor);
+  CHECK(q.static_input_scale);
+  // compressed-tensors FP8, as llm-compressor writes it (RedHatAI ...-FP8-dynamic: channel, dynamic tokens).
+  q = quant("ct-fp8", R"({"quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["lm_head"],
+    "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float",
+    "strategy": "channel", "dynamic": false, "symmetric": true}, "input_activations": {"num_bits": 8,
+    "type": "float", "strategy": "token", "dynamic": true}}}})");
+  CHECK(q.method == M::fp8_channel);
+  CHECK_FALSE(q.static_input_scale);
+  q = quant("ct-fp8-static", R"({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights":
+    {"num_bits": 8, "type": "float", "strategy": "tensor"}, "input_activations": {"num_bits": 8, "type": "float",
+    "strategy": "tensor", "dynamic": false}}}})");
+  CHECK(q.method == M::fp8_tensor);
+  CHECK(q.static_input_scale);
+  q = quant("ct-nvfp4", R"({"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
+    "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "float", "strategy": "tensor_group",
+    "group_size": 16}}}})");
+  CHECK(q.method == M::nvfp4);
+  CHECK(q.group_size == 16);
+  // GPTQ (AutoGPTQ / GPTQModel): -1 is one group per row.
+  q = quant("gptq", R"({"quant_method": "gptq", "bits": 4, "group_size": -1, "desc_act": true, "sym": true})");
+  CHECK((q.method == M::gptq && q.bits == 4 && q.group_size == 0 && q.act_order));
+  // AWQ (AutoAWQ writes bits/group_size; older configs w_bit/q_group_size).
+  q = quant("awq", R"({"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": true, "version": "gemm",
+    "modules_to_not_convert": null})");
+  CHECK((q.method == M::awq && q.bits == 4 && q.group_size == 128));
+  q = quant("awq-old", R"({"quant_method": "awq", "w_bit": 4, "q_group_size": 64})");
+  CHECK((q.method == M::awq && q.group_size == 64));
+  // ModelOpt NVFP4 and FP8 (nvidia/*-FP4, *-FP8 checkpoints; hf_quant_config.json nests under "quantization").
+  q = quant("modelopt", R"({"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16,
+    "exclude_modules": ["lm_head"]})");
+  CHECK((q.method == M::nvfp4 && q.group_size == 16));
+  q = quant("modelopt-fp8", R"({"quant_method": "modelopt", "quantization": {"quant_algo": "FP8"}})");
+  CHECK((q.method == M::fp8_tensor && q.static_input_scale));
+}
+
+TEST_CASE("gpt-oss: sinks, sliding and full layers, MXFP4 experts") {
+  ModelConfig c = load_hf_config(fixture("openai/gpt-oss-20b"));
+  CHECK(c.architecture == Architecture::gpt_oss);
+  CHECK(c.quantization.method == WeightQuantization::Method::mxfp4);
+  CHECK(c.sliding_window == 128);
+  CHECK(c.sliding_layers.size() == 12);
+  CHECK(c.sliding_layers.front() == 0);
+  CHECK(c.sliding_layers.back() == 22);
+  CHECK(c.attention_sinks);
+  CHECK(c.experts == 32);
+  CHECK(c.experts_per_token == 4);
 }
 
 TEST_CASE("architectures names the model when model_type is absent") {
@@ -140,18 +220,18 @@ TEST_CASE("malformed config.json files are errors naming the file and the key") 
   f = write_config("gpt2", R"({"model_type": "gpt2", "n_embd": 768})");
   CHECK(error_of(f) == f.string() +
                            ": model_type 'gpt2' is not supported (supported: llama, qwen2, qwen3, qwen3_moe, "
-                           "mixtral, deepseek_v3)");
+                           "mixtral, deepseek_v3, mistral, deepseek_v2, gpt_oss)");
 
   f = write_config("arch", R"({"architectures": ["GPT2LMHeadModel"]})");
   CHECK(error_of(f) == f.string() +
                            ": architectures 'GPT2LMHeadModel' is not supported (supported: LlamaForCausalLM, "
                            "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, MixtralForCausalLM, "
-                           "DeepseekV3ForCausalLM)");
+                           "DeepseekV3ForCausalLM, MistralForCausalLM, DeepseekV2ForCausalLM, GptOssForCausalLM)");
 
   f = write_config("none", R"({"hidden_size": 512})");
   CHECK(error_of(f) == f.string() +
                            ": key 'model_type' is missing (supported: llama, qwen2, qwen3, qwen3_moe, mixtral, "
-                           "deepseek_v3)");
+                           "deepseek_v3, mistral, deepseek_v2, gpt_oss)");
 
   f = write_config("nohidden", R"({"model_type": "llama", "num_hidden_layers": 2})");
   CHECK(error_of(f) == f.string() + ": key 'hidden_size' is missing (model_type 'llama' needs it)");
@@ -174,14 +254,60 @@ TEST_CASE("malformed config.json files are errors naming the file and the key") 
   CHECK(error_of(f) == f.string() + ": key 'head_dim' is missing (model_type 'qwen3' needs it)");
 
   f = write_config("awq", llama_json(R"(, "quantization_config": {"quant_method": "awq", "bits": 4})"));
-  CHECK(error_of(f) == f.string() +
-                           ": key 'quantization_config.quant_method': 'awq' is not supported (supported: fp8 with "
-                           "weight_block_size)");
+  CHECK(error_of(f) == f.string() + ": key 'quantization_config.group_size' is missing");
 
-  f = write_config("fp8", llama_json(R"(, "quantization_config": {"quant_method": "fp8"})"));
+  f = write_config("bnb", llama_json(R"(, "quantization_config": {"quant_method": "bitsandbytes"})"));
   CHECK(error_of(f) == f.string() +
-                           ": key 'quantization_config.weight_block_size' is missing (only block-wise fp8 is "
-                           "modelled)");
+                           ": key 'quantization_config.quant_method': 'bitsandbytes' is not supported (supported: fp8, "
+                           "compressed-tensors, gptq, awq, mxfp4, modelopt)");
+
+  f = write_config("gptq3", llama_json(R"(, "quantization_config": {"quant_method": "gptq", "bits": 3,
+    "group_size": 128})"));
+  CHECK(error_of(f) == f.string() + ": key 'quantization_config.bits': bits 3 is not modelled (expected 4 or 8)");
+
+  f = write_config("gptq0", llama_json(R"(, "quantization_config": {"quant_method": "gptq", "bits": 4,
+    "group_size": 0})"));
+  CHECK(error_of(f) == f.string() +
+                           ": key 'quantization_config.group_size': expected a positive group size or -1 (one group "
+                           "per row), got 0");
+
+  f = write_config("awq-skip", llama_json(R"(, "quantization_config": {"quant_method": "awq", "bits": 4,
+    "group_size": 128, "modules_to_not_convert": ["gate", "model.layers.0.mlp.down_proj"]})"));
+  CHECK(error_of(f) == f.string() +
+                           ": key 'quantization_config.modules_to_not_convert': 'model.layers.0.mlp.down_proj' leaves a "
+                           "quantizable layer unquantized, which is not modelled (modelled: lm_head, embeddings and MoE "
+                           "routers)");
+
+  f = write_config("ct-w4a16", llama_json(R"(, "quantization_config": {"quant_method": "compressed-tensors",
+    "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int",
+    "strategy": "group", "group_size": 128, "symmetric": true}}}, "format": "pack-quantized"})"));
+  CHECK(error_of(f) == f.string() +
+                           ": key 'quantization_config.config_groups.group_0.weights.type': num_bits 4 type 'int' "
+                           "strategy 'group' is not modelled (modelled: num_bits 8 type float strategy tensor or "
+                           "channel (FP8); num_bits 4 type float group_size 16 (NVFP4))");
+
+  f = write_config("modelopt", llama_json(R"(, "quantization_config": {"quant_method": "modelopt",
+    "quant_algo": "W4A8_AWQ"})"));
+  CHECK(error_of(f) == f.string() +
+                           ": key 'quantization_config.quant_algo': 'W4A8_AWQ' is not supported (supported: FP8, NVFP4)");
+
+  f = write_config("mxfp4-dense", llama_json(R"(, "quantization_config": {"quant_method": "mxfp4"})"));
+  CHECK(error_of(f) == f.string() +
+                           ": key 'quantization_config.quant_method': mxfp4 quantizes MoE experts only, and model_type "
+                           "'llama' here has none");
+
+  f = write_config("mistral-swa", R"({"model_type": "mistral", "hidden_size": 512, "intermediate_size": 1024,
+    "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 1000,
+    "max_position_embeddings": 2048, "sliding_window": 4096})");
+  CHECK(error_of(f) == f.string() + ": key 'sliding_window': sliding-window attention is not modelled (expected null)");
+
+  f = write_config("oss-types", R"({"model_type": "gpt_oss", "hidden_size": 512, "intermediate_size": 512,
+    "head_dim": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 1000,
+    "max_position_embeddings": 2048, "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": 128,
+    "layer_types": ["sliding_attention", "chunked_attention"]})");
+  CHECK(error_of(f) == f.string() +
+                           ": key 'layer_types': entry 1: expected sliding_attention or full_attention, got "
+                           "'chunked_attention'");
 
   f = write_config("swa", R"({"model_type": "qwen2", "hidden_size": 512, "intermediate_size": 1024,
     "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 1000,

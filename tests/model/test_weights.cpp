@@ -135,3 +135,145 @@ TEST_CASE("TP sizes that do not divide the model are errors") {
   CHECK_THROWS_WITH(tensor_parallel_shard(c, 12), "model 'Llama-3.1-8B': tensor parallel size (12) must be a "
                                                   "multiple of the number of KV heads (8) when it exceeds it");
 }
+
+namespace {
+
+// The catalogue's Llama-3.1-8B with the quantization of a checkpoint in `format` (the layout
+// vLLM allocates for it; weights.cpp).
+ModelConfig llama_8b_as(WeightQuantization q, DType dtype = DType::bf16) {
+  ModelConfig c = catalogue_model("Llama-3.1-8B");
+  c.quantization = q;
+  c.dtype = dtype;
+  return c;
+}
+
+WeightQuantization quantization(WeightQuantization::Method method, int bits = 0, int group_size = 0) {
+  WeightQuantization q;
+  q.method = method;
+  q.bits = bits;
+  q.group_size = group_size;
+  return q;
+}
+
+// A checkpoint's size: TP 1, the vocabulary as stored (unpadded).
+Bytes checkpoint_bytes(const ModelConfig& c) {
+  WeightOptions o;
+  o.pad_vocab = false;
+  return model_weights(c, o).bytes;
+}
+
+}  // namespace
+
+TEST_CASE("published checkpoint sizes: bf16 Llama-3.1-8B and MXFP4 gpt-oss-20b") {
+  // total_size of meta-llama/Llama-3.1-8B's model.safetensors.index.json.
+  CHECK(checkpoint_bytes(catalogue_model("Llama-3.1-8B")) == 16'060'522'496);
+  // total_size of openai/gpt-oss-20b's model.safetensors.index.json: bf16 attention (with biases
+  // and sinks), routers and embeddings; experts as MXFP4 blocks (uint8 pairs) and e8m0 scales
+  // (one per 32) with bf16 biases.
+  CHECK(checkpoint_bytes(catalogue_model("gpt-oss-20b")) == 13'761'264'768);
+}
+
+TEST_CASE("MXFP4 experts as vLLM allocates them: padded to 64 per rank, biases in bf16") {
+  auto w = by_name(weights_at("gpt-oss-20b", 1));
+  CHECK(w.at("model.layers.0.mlp.experts.w13_weight").shape == Shape{32, 2 * 2880, 2880 / 2});
+  CHECK(w.at("model.layers.0.mlp.experts.w13_weight").dtype == DType::uint8);
+  CHECK(w.at("model.layers.0.mlp.experts.w13_weight_scale").shape == Shape{32, 2 * 2880, 2880 / 32});
+  CHECK(w.at("model.layers.0.mlp.experts.w2_weight").shape == Shape{32, 2880, 2880 / 2});
+  CHECK(w.at("model.layers.0.mlp.experts.w13_bias").shape == Shape{32, 2 * 2880});
+  CHECK(w.at("model.layers.0.mlp.router.weight").dtype == DType::bf16);
+  CHECK(w.at("model.layers.0.mlp.router.bias").shape == Shape{32});
+  CHECK(w.at("model.layers.0.self_attn.sinks").shape == Shape{64});
+  CHECK(w.at("model.layers.0.self_attn.qkv_proj.weight").dtype == DType::bf16);  // attention unquantized
+  // TP 4: 2880 / 4 = 720 per rank, padded to 768 (mxfp4.py round_up(..., 64)).
+  auto w4 = by_name(weights_at("gpt-oss-20b", 4));
+  CHECK(w4.at("model.layers.0.mlp.experts.w13_weight").shape == Shape{32, 2 * 768, 2880 / 2});
+  CHECK(w4.at("model.layers.0.mlp.experts.w2_weight_scale").shape == Shape{32, 2880, 768 / 32});
+  CHECK(w4.at("model.layers.0.self_attn.sinks").shape == Shape{16});
+}
+
+TEST_CASE("INT4 GPTQ and AWQ layouts: packed int32 weights, zeros, group scales") {
+  using M = WeightQuantization::Method;
+  auto g = by_name(model_weights(llama_8b_as(quantization(M::gptq, 4, 128), DType::fp16)));
+  // qkv: out 6144, in 4096. GPTQ packs 8 values of a column along the input.
+  CHECK(g.at("model.layers.0.self_attn.qkv_proj.qweight").shape == Shape{4096 / 8, 6144});
+  CHECK(g.at("model.layers.0.self_attn.qkv_proj.qweight").dtype == DType::int32);
+  CHECK(g.at("model.layers.0.self_attn.qkv_proj.g_idx").shape == Shape{4096});
+  CHECK(g.at("model.layers.0.self_attn.qkv_proj.qzeros").shape == Shape{4096 / 128, 6144 / 8});
+  CHECK(g.at("model.layers.0.self_attn.qkv_proj.scales").shape == Shape{4096 / 128, 6144});
+  CHECK(g.at("model.layers.0.self_attn.qkv_proj.scales").dtype == DType::fp16);
+  CHECK(g.at("lm_head.weight").dtype == DType::fp16);  // the head stays unquantized
+  auto a = by_name(model_weights(llama_8b_as(quantization(M::awq, 4, 128), DType::fp16)));
+  // AWQ packs along the output.
+  CHECK(a.at("model.layers.0.mlp.down_proj.qweight").shape == Shape{14336, 4096 / 8});
+  CHECK(a.at("model.layers.0.mlp.down_proj.qzeros").shape == Shape{14336 / 128, 4096 / 8});
+  CHECK(a.at("model.layers.0.mlp.down_proj.scales").shape == Shape{14336 / 128, 4096});
+  CHECK(a.count("model.layers.0.mlp.down_proj.g_idx") == 0);
+  // Packed values count as parameters once unpacked: the same 8.03 B as the bf16 model.
+  CHECK(parameter_count(llama_8b_as(quantization(M::awq, 4, 128))) == 8'030'261'248);
+  CHECK(parameter_count(llama_8b_as(quantization(M::gptq, 4, 128))) == 8'030'261'248);
+  // Worked totals (fp16 embeddings and head 2 × 128256 × 4096 × 2 B, norms, and per layer the
+  // packed weights, zeros and scales): GPTQ 5,731,262,464 B, AWQ 5,727,854,592 B. hugging-quants'
+  // INT4 checkpoints of Meta-Llama-3.1-8B-Instruct are listed at about 5.73 GB; their exact
+  // totals were not checked here.
+  CHECK(checkpoint_bytes(llama_8b_as(quantization(M::gptq, 4, 128), DType::fp16)) == 5'731'262'464);
+  CHECK(checkpoint_bytes(llama_8b_as(quantization(M::awq, 4, 128), DType::fp16)) == 5'727'854'592);
+}
+
+TEST_CASE("GPTQ act-order keeps a row-parallel layer's scales whole on every rank") {
+  using M = WeightQuantization::Method;
+  WeightQuantization q = quantization(M::gptq, 4, 128);
+  WeightOptions tp2;
+  tp2.tp = 2;
+  auto plain = by_name(model_weights(llama_8b_as(q), tp2));
+  CHECK(plain.at("model.layers.0.self_attn.o_proj.scales").shape == Shape{2048 / 128, 4096});
+  q.act_order = true;  // gptq_marlin.py marlin_repeat_scales_on_all_ranks
+  auto ordered = by_name(model_weights(llama_8b_as(q), tp2));
+  CHECK(ordered.at("model.layers.0.self_attn.o_proj.scales").shape == Shape{4096 / 128, 4096});
+  CHECK(ordered.at("model.layers.0.self_attn.qkv_proj.scales").shape == Shape{4096 / 128, 3072});  // column-parallel
+}
+
+TEST_CASE("FP8 per-tensor and per-channel scales, NVFP4 blocks") {
+  using M = WeightQuantization::Method;
+  WeightQuantization t = quantization(M::fp8_tensor);
+  t.static_input_scale = true;
+  auto ft = by_name(model_weights(llama_8b_as(t)));
+  CHECK(ft.at("model.layers.0.self_attn.qkv_proj.weight").dtype == DType::fp8);
+  // One float32 scale per fused logical weight (q, k, v), and one input scale each.
+  CHECK(ft.at("model.layers.0.self_attn.qkv_proj.weight_scale").shape == Shape{3});
+  CHECK(ft.at("model.layers.0.self_attn.qkv_proj.input_scale").shape == Shape{3});
+  CHECK(ft.at("model.layers.0.mlp.gate_up_proj.weight_scale").shape == Shape{2});
+  auto fc = by_name(model_weights(llama_8b_as(quantization(M::fp8_channel))));
+  CHECK(fc.at("model.layers.0.self_attn.qkv_proj.weight_scale").shape == Shape{6144, 1});
+  CHECK(fc.count("model.layers.0.self_attn.qkv_proj.input_scale") == 0);
+  // Worked totals: one byte per linear weight, bf16 embeddings, head and norms, float32 scales.
+  CHECK(checkpoint_bytes(llama_8b_as(t)) == 9'081'202'432);
+  CHECK(checkpoint_bytes(llama_8b_as(quantization(M::fp8_channel))) == 9'086'705'664);
+  // NVFP4 as nvidia's DeepSeek-R1-FP4 checkpoint stores an expert's MLP (hidden 7168, width 2048):
+  // down_proj.weight U8 [7168, 1024], weight_scale F8_E4M3 [7168, 128], weight_scale_2 and
+  // input_scale F32 scalars (one per logical weight: gate and up fused here give two).
+  ModelConfig r1 = catalogue_model("DeepSeek-R1");
+  r1.quantization = quantization(M::nvfp4, 0, 16);
+  auto n = by_name(model_weights(r1));
+  CHECK(n.at("model.layers.3.mlp.experts.w2_weight").shape == Shape{256, 7168, 1024});
+  CHECK(n.at("model.layers.3.mlp.experts.w2_weight").dtype == DType::uint8);
+  CHECK(n.at("model.layers.3.mlp.experts.w2_weight_scale").shape == Shape{256, 7168, 128});
+  CHECK(n.at("model.layers.3.mlp.experts.w2_weight_scale").dtype == DType::fp8);
+  CHECK(n.at("model.layers.3.mlp.experts.w2_weight_scale_2").shape == Shape{256, 1});
+  CHECK(n.at("model.layers.3.mlp.experts.w13_weight").shape == Shape{256, 2 * 2048, 7168 / 2});
+  CHECK(n.at("model.layers.3.mlp.experts.w13_input_scale").shape == Shape{256, 2});
+  CHECK(n.at("model.layers.0.mlp.down_proj.weight").shape == Shape{7168, 18432 / 2});
+}
+
+TEST_CASE("a quantized weight that does not divide on a rank is an error naming it") {
+  using M = WeightQuantization::Method;
+  // GPTQ groups of 1024 on Llama-3.1-8B: down_proj's input 14336 is 7168 per rank at TP 2 (7
+  // groups), 3584 at TP 4, not a whole number of groups (vLLM gptq.py: "The input size is not
+  // aligned with the quantized weight shape").
+  WeightOptions tp;
+  tp.tp = 2;
+  CHECK_NOTHROW(model_weights(llama_8b_as(quantization(M::gptq, 4, 1024)), tp));
+  tp.tp = 4;
+  CHECK_THROWS_WITH(model_weights(llama_8b_as(quantization(M::gptq, 4, 1024)), tp),
+                    "weight model.layers.0.mlp.down_proj.scales: input 3584 is not divisible by 1024 (gptq; at tensor "
+                    "parallel 4)");
+}

@@ -100,9 +100,9 @@ TEST_CASE("scenario: bad keys and values are errors with the place and a did-you
   CHECK(error_of("gpu: [1, 2\n") .rfind("x.yaml:2:1: not valid YAML", 0) == 0);
   CHECK(error_of(kBase) == "x.yaml: missing key 'engine'");
   std::string bad_gpu = kBase;
-  bad_gpu.replace(bad_gpu.find("h100-sxm-80gb"), 13, "h100");
+  bad_gpu.replace(bad_gpu.find("h100-sxm-80gb"), 13, "h100-sxm");
   CHECK(error_of(bad_gpu + "engine: {kind: vllm}\n").rfind(
-            "x.yaml:1:16: key 'gpu.profile': unknown GPU profile 'h100'; did you mean 'h100-sxm-80gb'?", 0) == 0);
+            "x.yaml:1:16: key 'gpu.profile': unknown GPU profile 'h100-sxm'; did you mean 'h100-sxm-80gb'?", 0) == 0);
   std::string bad_model = kBase;
   bad_model.replace(bad_model.find("Llama-3.1-8B"), 12, "Llama-3.1-8C");
   CHECK(error_of(bad_model + "engine: {kind: vllm}\n").rfind(
