@@ -25,7 +25,7 @@
 #include "sim/scenario/deployment_facts.hpp"
 #include "sim/scenario/resolved_scenario.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/scenario/simulation.hpp"
+#include "sim/scenario/outcome.hpp"
 
 namespace headroom::cli {
 
@@ -58,7 +58,7 @@ void print_startup(const scenario::Scenario& sc, const engine::StartupResult& st
              format_bytes(b.reserved));
 }
 
-void print_serving(const report::RunSummary& s) {
+void print_serving(const report::Outcome& s) {
   const engine::ServingResult& r = *s.serving;
   if (r.died) {
     const engine::OomEvent& e = r.ooms.front();
@@ -81,7 +81,7 @@ void print_serving(const report::RunSummary& s) {
   fmt::print("  TPOT             p50 {}, p99 {}\n", millis(s.tpot, s.tpot.p50), millis(s.tpot, s.tpot.p99));
   fmt::print("  e2e              p50 {}, p99 {}\n", seconds(s.e2e, s.e2e.p50), seconds(s.e2e, s.e2e.p99));
   fmt::print("  throughput       {:.0f} output tokens/s, {:.2f} requests/s over {:.1f} s simulated, {} steps\n",
-             s.throughput_tokens_per_s, s.throughput_requests_per_s, r.end_time_s, r.steps);
+             s.tokens_per_s, s.requests_per_s, r.end_time_s, r.steps);
   fmt::print("  memory           peak allocated {}, peak reserved {}\n", format_bytes(r.peak_allocated),
              format_bytes(r.peak_reserved));
   const auto& f = r.fragmentation_at_peak_reserved;
@@ -97,64 +97,44 @@ void run(const RunArgs& a) {
   fs::path out = a.out_dir.empty() ? scenario::default_output_folder(sc) : fs::path(a.out_dir);
   const auto lock = open_output_folder(out);
 
-  engine::Deployment dep = scenario::deployment(sc);
-  dep.check_allocator_each_operation = a.check;  // from the first weight tensor on
-  policy::PolicyStart started = scenario::start_policy(sc, sc.policy, dep);
-  engine::StartupResult& st = started.startup;
-  if (!a.json) {
-    print_startup(sc, st);
+  // The request rows go to requests.csv as they finish; it is renamed into place only at the end.
+  AtomicOutputFile requests_csv(out / "requests.csv");
+  report::write_request_header(requests_csv.stream());
+  const bool progress = !a.no_progress && !a.json && ::isatty(STDERR_FILENO);
+  scenario::SimulateOptions options;
+  options.check_invariants = a.check;  // from the first weight tensor on
+  options.on_started = [&](const policy::PolicyStart& started) {
+    if (a.json) return;
+    print_startup(sc, started.startup);
     if (sc.policy.kind != policy::PolicyKind::engine) {
       fmt::print("  policy           {}{}\n", policy::describe(sc.policy),
                  started.attempts > 1 ? fmt::format(", {} attempts", started.attempts) : "");
       for (const std::string& n : started.notes) fmt::print("                   {}\n", n);
     }
-  }
+  };
+  options.on_request = [&](const engine::RequestRecord& r) { report::write_request_row(requests_csv.stream(), r); };
+  options.on_progress = [&](double now) {
+    if (progress) std::fprintf(stderr, "\r  simulating       %.1f s of the trace...", now);
+  };
+  const report::Outcome outcome = scenario::simulate(sc, sc.policy, options);
+  const engine::StartupResult& st = outcome.start.startup;
+  if (progress && st.ok) std::fprintf(stderr, "\r%60s\r", "");
 
-  report::RunSummary summary;
-  summary.scenario = sc.name;
-  summary.engine = scenario::engine_label(st.config);
-  summary.model = sc.model.name;
-  summary.gpu = sc.gpu.name;
-  summary.gpu_source = sc.gpu.source;
-  summary.capacity = sc.visible.value_or(sc.gpu.capacity_bytes);
-  if (started.device_budget) summary.policy_budget = std::make_pair(*started.device_budget, started.device_budget_rule);
-  summary.startup = &st;
-
-  engine::ServingResult serving;
-  // The request rows go to requests.csv as they finish; it is renamed into place only at the end.
-  AtomicOutputFile requests_csv(out / "requests.csv");
-  report::write_request_header(requests_csv.stream());
-  if (st.ok) {
-    report::LatencyCollector lat_stats;
-    const bool progress = !a.no_progress && !a.json && ::isatty(STDERR_FILENO);
-    serving = scenario::serve(
-        sc, st,
-        [&](const engine::RequestRecord& r) {
-          report::write_request_row(requests_csv.stream(), r);
-          lat_stats.add(r);
-        },
-        [&](double now) {
-          if (progress) std::fprintf(stderr, "\r  simulating       %.1f s of the trace...", now);
-        },
-        a.check, started.release_canary_on_oom);
-    if (progress) std::fprintf(stderr, "\r%60s\r", "");
-    summary.serving = &serving;
-    summary.ttft = report::LatencyCollector::summarize(lat_stats.ttft);
-    summary.tpot = report::LatencyCollector::summarize(lat_stats.tpot);
-    summary.e2e = report::LatencyCollector::summarize(lat_stats.e2e);
-    if (serving.end_time_s > 0) {
-      summary.throughput_tokens_per_s = static_cast<double>(serving.generated_tokens) / serving.end_time_s;
-      summary.throughput_requests_per_s = static_cast<double>(serving.completed) / serving.end_time_s;
-    }
-  }
-  nlohmann::json j = report::summary_json(summary);
-  j["verdict"] = report::verdict(summary);
+  report::RunContext run;
+  run.scenario = sc.name;
+  run.engine = scenario::engine_label(st.config);
+  run.model = sc.model.name;
+  run.gpu = sc.gpu.name;
+  run.gpu_source = sc.gpu.source;
+  run.capacity = sc.visible.value_or(sc.gpu.capacity_bytes);
+  nlohmann::json j = report::summary_json(run, outcome);
+  j["verdict"] = report::verdict(run, outcome);
   // Every output's text is ready before the first file is written (docs/bad-input.md), report.html
   // included: drawn from these texts, as `headroom report DIR` would draw it from the saved files.
   const std::string summary_text = j.dump(2) + "\n";
   const std::string resolved = scenario::resolved_scenario_yaml(sc, st.config);
   std::ostringstream timeline;
-  report::write_timeline_csv(timeline, st, st.ok ? serving.timeline : std::vector<engine::TimelinePoint>{});
+  report::write_timeline_csv(timeline, st, st.ok ? outcome.serving->timeline : std::vector<engine::TimelinePoint>{});
   const std::string timeline_text = timeline.str();
   const nlohmann::json page = report::run_report_page(report::OutputFolder(
       out, {{"summary.json", summary_text}, {"timeline.csv", timeline_text}, {"scenario.resolved.yaml", resolved}}));
@@ -170,8 +150,8 @@ void run(const RunArgs& a) {
     fmt::print("{}\n", j.dump(2));
     return;
   }
-  if (st.ok) print_serving(summary);
-  fmt::print("  verdict          {}\n", report::verdict(summary));
+  if (st.ok) print_serving(outcome);
+  fmt::print("  verdict          {}\n", report::verdict(run, outcome));
   fmt::print("  outputs          {}/summary.json, timeline.csv, requests.csv, scenario.resolved.yaml, report.html\n",
              out.string());
   if (!images.empty()) fmt::print("  charts           {} files in {}\n", images.size(), out.string());

@@ -1,7 +1,7 @@
 #pragma once
 // The discrete-event core (SimPy's shape): a clock and a time-ordered queue of events. Ties at the
 // same time are broken by insertion order, so a run is deterministic. Everything else (arrivals,
-// steps, policies) is a process that schedules events here. Events are plain values; the queue is a
+// steps) is a process that schedules events here. Events are plain values; the queue is a
 // binary heap over a vector that keeps its capacity, so steady-state scheduling does not allocate.
 #include <cstdint>
 #include <vector>
@@ -10,13 +10,10 @@
 
 namespace headroom {
 
+// The events the serving loop schedules (engine::Server, one handler each).
 enum class EventKind : std::uint8_t {
-  Arrival,         // a request arrives (payload: request index)
-  StepStart,       // the engine starts a step
-  StepEnd,         // the step's kernels finish (payload: step number)
-  RequestFinished, // payload: request index
-  Oom,             // an allocation failed (payload: step number)
-  PolicyAction,    // a policy acts (payload: policy-defined)
+  Arrival,  // a request arrives (payload: request id)
+  StepEnd,  // the step's kernels finish (payload: step number)
 };
 
 struct Event {

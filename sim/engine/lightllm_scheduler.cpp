@@ -80,8 +80,6 @@ Tokens lightllm_worst_case_peak(std::vector<LightllmTokenTuple>& tuples) {
 LightllmScheduler::LightllmScheduler(const LightllmSchedulerLimits& limits)
     : limits_(checked(limits)), pool_(limits.kv_capacity) {}
 
-void LightllmScheduler::attach(RequestTable* table) { table_ = table; }
-
 LightllmAbort LightllmScheduler::abort_reason(std::uint64_t id) const {
   return slots_.contains(id) && !slots_.dropped(id) ? slots_[id].abort : LightllmAbort::none;
 }
@@ -279,8 +277,7 @@ bool LightllmScheduler::classify(StepPlan& plan, bool recover_now) {
 
 void LightllmScheduler::schedule(Seconds now, StepPlan& plan) {
   if (!table_) broken("schedule before attach");
-  for (std::uint64_t id : pending_aborts_) plan.aborted.push_back(id);
-  pending_aborts_.clear();
+  report_pending_aborts(plan);
   admit();
   // A step that runs nothing (RunWay.PASS) is repeated without simulated time until something
   // runs: requests paused in it free their KV for the next; with every request paused, the

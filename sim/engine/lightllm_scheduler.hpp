@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "sim/engine/engine_config.hpp"
-#include "sim/engine/scheduler.hpp"
+#include "sim/engine/request_book.hpp"
 #include "sim/engine/token_kv_pool.hpp"
 
 namespace headroom::engine {
@@ -82,7 +82,15 @@ enum class LightllmAbort : std::uint8_t {
 };
 std::string_view lightllm_abort_name(LightllmAbort reason);
 
-class LightllmScheduler final : public Scheduler {
+// LightllmScheduler's state per request id.
+struct LightllmSlot {
+  Tokens pending = 0;  // tokens allocated for the step in flight
+  LightllmAbort abort = LightllmAbort::none;
+  bool known = false;
+  bool paused = false;
+};
+
+class LightllmScheduler final : public RequestBook<LightllmSlot> {
  public:
   // Throws InputError for limits LightLLM cannot serve with: a pool, running_max_req_size,
   // max_req_total_len or batch_max_tokens below 1, a chunk size below 1, batch_max_tokens below
@@ -90,7 +98,6 @@ class LightllmScheduler final : public Scheduler {
   // (without; api_start.py requires it), a negative router_token_ratio.
   explicit LightllmScheduler(const LightllmSchedulerLimits& limits);
 
-  void attach(RequestTable* table) override;
   void add_request(std::uint64_t id) override;
   void schedule(Seconds now, StepPlan& plan) override;
   void complete_step(const StepPlan& plan, Seconds now, std::vector<std::uint64_t>& finished) override;
@@ -117,14 +124,8 @@ class LightllmScheduler final : public Scheduler {
   bool is_busy() const;
 
  private:
-  struct Slot {
-    Tokens pending = 0;  // tokens allocated for the step in flight
-    LightllmAbort abort = LightllmAbort::none;
-    bool known = false;
-    bool paused = false;
-  };
+  using Slot = LightllmSlot;
 
-  RequestState& row(std::uint64_t id) const { return (*table_)[id]; }
   Tokens held(std::uint64_t id) const { return pool_.tokens_of(id); }
   void admit();                                      // the router's generate_new_batch
   bool classify(StepPlan& plan, bool recover);       // the backend's step; false: nothing to run
@@ -134,14 +135,11 @@ class LightllmScheduler final : public Scheduler {
 
   LightllmSchedulerLimits limits_;
   TokenKvPool pool_;
-  RequestTable* table_ = nullptr;
-  IdWindow<Slot> slots_;                    // by request id
   std::deque<std::uint64_t> waiting_;
   std::vector<std::uint64_t> running_;      // the router's running batch, in admission order
   std::int64_t paused_count_ = 0;
   std::int64_t step_count_ = 0;             // ControlState.step_count
   std::int64_t last_recovered_ = 0;
-  std::vector<std::uint64_t> pending_aborts_;
   // Scratch reused every step.
   std::vector<LightllmTokenTuple> tuples_;
   std::vector<std::uint64_t> prefill_, decode_, wait_pause_;

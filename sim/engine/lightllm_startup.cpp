@@ -3,6 +3,9 @@
 // then _check_max_len_infer (one prefill of batch_max_tokens as a single request) and empty_cache.
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -37,120 +40,164 @@ constexpr const char* kCheckMaxLenMessage =
     "to a smaller value.2.Set the --max_req_total_len to a smaller value.3.Set the --batch_max_tokens startup "
     "parameter to a smaller value.";
 
+// LightLLM's start-up as TpPartBaseModel.__init__ runs it (basemodel.py): one method per step, in
+// order; a step that fails records the failure in the result and the cascade stops there.
+class LightllmStartup {
+ public:
+  LightllmStartup(const Deployment& d, LightllmConfig c, const StartupDirectives& directives)
+      : d_(d), directives_(directives) {
+    r_.engine = model::Engine::lightllm;
+    r_.filled = resolve(c, d);
+    r_.config = c;
+    c_ = std::move(c);
+    f_.batch_max_tokens = *c_.batch_max_tokens;
+    f_.max_req_num = c_.running_max_req_size + 8;
+    r_.kv_block_tokens = 1;
+    r_.max_running_requests = c_.running_max_req_size;
+    r_.sampler.kind = model::SamplerKind::native;  // torch top-k/top-p sorting in post-processing
+    r_.memory = make_serving_memory(d);
+  }
+
+  StartupResult run() {
+    if (init_weights() && init_mem_manager() && check_mem_size() && init_req_manager() && init_cudagraph() &&
+        check_max_len_infer() && allocate_canary(r_, d_, directives_.canary)) {
+      r_.ok = true;
+      r_.stage = StartupStage::serving;
+    }
+    r_.figures = f_;
+    finish_bytes(r_);
+    return std::move(r_);
+  }
+
+ private:
+  // _init_weights, with the free memory around it that the memory manager's profile_size reads.
+  bool init_weights() {
+    free_before_weights_ = measured_free(r_.memory);
+    if (!load_weights(r_, d_)) return false;
+    f_.free_after_weights = measured_free(r_.memory);
+    return true;
+  }
+
+  // _init_mem_manager (§3): one tensor [L, size + 1, 2·Hkv, D] (MLA: [L, size + 1, 1, 576]), sized by
+  // mem_fraction, max_total_token_num, or a start-up policy.
+  bool init_mem_manager() {
+    layout_ = model::kv_layout(d_.model, engine_traits(model::Engine::lightllm).kv_pool, model::KvCacheDtype::model, d_.tp);
+    f_.cell = layout_.bytes_per_token;
+    std::int64_t tokens = c_.max_total_token_num
+                              ? *c_.max_total_token_num
+                              : lightllm_kv_tokens(f_.free_after_weights, d_.total(), c_.mem_fraction, f_.cell);
+    if (directives_.kv_sizer) {
+      std::optional<std::int64_t> decided = policy_decides_kv(tokens);
+      if (!decided) return false;
+      tokens = *decided;
+    }
+    const std::int64_t heads = layout_.mla ? 1 : 2 * layout_.kv_heads;
+    if (tokens + 1 < 0) {
+      fail(r_, StartupStage::kv_cache_sizing,
+           fmt::format("Trying to create tensor with negative dimension {}: [{}, {}, {}, {}]", tokens + 1,
+                       layout_.layers, tokens + 1, heads, layout_.head_dim));
+      return false;
+    }
+    r_.kv_tokens = tokens;
+    r_.kv_blocks = tokens;
+    const std::optional<Bytes> kv_bytes = checked_mul(static_cast<Bytes>(tokens + 1), layout_.bytes_per_token);
+    if (!kv_bytes)
+      throw EngineConfigError("max_total_token_num",
+                              fmt::format("lightllm max_total_token_num: {} tokens of {} bytes do not fit in 64 bits",
+                                          tokens, layout_.bytes_per_token));
+    if (!allocate_kv_cache(r_, d_, 1, *kv_bytes)) return false;
+    r_.log.push_back(fmt::format("kv cache size: {} tokens, {}", tokens, format_bytes(r_.bytes.kv_cache)));
+    return true;
+  }
+
+  // A start-up policy's capacity in place of the engine's own (`tokens`).
+  std::optional<std::int64_t> policy_decides_kv(std::int64_t tokens) {
+    KvSizingInputs in{d_, r_};
+    in.free_before_weights = free_before_weights_;
+    in.free_after_weights = f_.free_after_weights;
+    in.non_torch_at_start = r_.memory.device->total() - free_before_weights_;
+    in.kv_bytes_per_token = f_.cell;
+    in.prefill_tokens = f_.batch_max_tokens;
+    in.batch_seqs = std::min(c_.running_max_req_size, f_.batch_max_tokens);
+    in.max_graph_batch = c_.disable_cudagraph ? 0 : c_.graph_max_batch_size;
+    if (!c_.disable_cudagraph)
+      in.graph_sizes =
+          lightllm_graph_batch_sizes(c_.graph_max_batch_size, c_.graph_split_batch_size, c_.graph_grow_step_size);
+    in.workspace_bytes = [](std::int64_t) -> Bytes { return 0; };
+    return decide_kv_tokens(directives_, in, tokens);
+  }
+
+  // _check_mem_size.
+  bool check_mem_size() {
+    if (directives_.skip_capacity_checks) return true;
+    const std::int64_t tokens = r_.kv_tokens;
+    if (tokens <= f_.batch_max_tokens) {
+      fail(r_, StartupStage::kv_cache_sizing, "max_total_token_num must be greater than batch_max_tokens");
+      return false;
+    }
+    const std::int64_t max_seq_length = c_.max_req_total_len + 8;
+    if (max_seq_length > tokens) {
+      fail(r_, StartupStage::kv_cache_sizing,
+           fmt::format("max_total_token_num must be >= max_seq_length, got max_total_token_num={}, max_seq_length={}. "
+                       "Try set --max_req_total_len a smaller value < {}.",
+                       tokens, max_seq_length, tokens));
+      return false;
+    }
+    return true;
+  }
+
+  // _init_req_manager: req_to_token_indexs.
+  bool init_req_manager() {
+    return allocate_request_pool(
+        r_, d_, lightllm_req_to_token_bytes(c_.running_max_req_size, f_.batch_max_tokens, c_.max_req_total_len));
+  }
+
+  // _init_cudagraph: the decode graphs; the first forward creates the cuBLAS workspaces outside the
+  // allocator (§5).
+  bool init_cudagraph() {
+    initialise_cublas(r_.memory, d_);
+    if (c_.disable_cudagraph) return true;
+    std::vector<int> sizes =
+        lightllm_graph_batch_sizes(c_.graph_max_batch_size, c_.graph_split_batch_size, c_.graph_grow_step_size);
+    if (!capture_decode_graphs(r_, d_, sizes)) return false;
+    r_.graph_batch_sizes = sizes;
+    return true;
+  }
+
+  // _check_max_len_infer: batch_max_tokens tokens as one request, softmax/argmax on its logits; then
+  // torch.cuda.empty_cache().
+  bool check_max_len_infer() {
+    if (!c_.disable_check_max_len_infer) {
+      model::SamplerOptions greedy;
+      greedy.kind = model::SamplerKind::greedy;
+      model::AllocationProgram check =
+          model::step_program(d_.model, model::ForwardShape{f_.batch_max_tokens, 1, 0, d_.tp}, r_.forward, greedy);
+      model::ProgramRun ran;
+      if (!run_eager(r_, check, ran)) {
+        r_.oom = *ran.oom;
+        fail(r_, StartupStage::max_len_check, kCheckMaxLenMessage);
+        return false;
+      }
+      f_.check_peak = ran.peak_allocated;
+      r_.log.push_back(fmt::format("check max_len {} infer ok", f_.batch_max_tokens));
+    }
+    r_.memory.allocator->empty_cache();
+    return true;
+  }
+
+  const Deployment& d_;
+  LightllmConfig c_;
+  const StartupDirectives& directives_;
+  StartupResult r_;
+  LightllmFigures f_;
+  Bytes free_before_weights_ = 0;
+  model::KvLayout layout_;
+};
+
 }  // namespace
 
 StartupResult lightllm_startup(const Deployment& d, LightllmConfig c, const StartupDirectives& directives) {
-  StartupResult r;
-  r.engine = model::Engine::lightllm;
-  r.filled = resolve(c, d);
-  r.config = c;
-  LightllmFigures f;
-  f.batch_max_tokens = *c.batch_max_tokens;
-  f.max_req_num = c.running_max_req_size + 8;
-  r.kv_block_tokens = 1;
-  r.max_running_requests = c.running_max_req_size;
-  r.sampler.kind = model::SamplerKind::native;  // torch top-k/top-p sorting in post-processing
-  r.memory = make_serving_memory(d);
-  ServingMemory& m = r.memory;
-  alloc::CachingAllocator& a = *m.allocator;
-  auto finish = [&]() -> StartupResult {
-    r.figures = f;
-    finish_bytes(r);
-    return std::move(r);
-  };
-
-  const Bytes free_before_weights = measured_free(m);
-  if (!load_weights(r, d)) return finish();
-  f.free_after_weights = measured_free(m);
-
-  // Memory manager (§3): one tensor [L, size + 1, 2·Hkv, D] (MLA: [L, size + 1, 1, 576]).
-  model::KvLayout layout = model::kv_layout(d.model, engine_traits(model::Engine::lightllm).kv_pool, model::KvCacheDtype::model, d.tp);
-  f.cell = layout.bytes_per_token;
-  std::int64_t tokens = c.max_total_token_num
-                            ? *c.max_total_token_num
-                            : lightllm_kv_tokens(f.free_after_weights, d.total(), c.mem_fraction, f.cell);
-  if (directives.kv_sizer) {
-    KvSizingInputs in{d, r};
-    in.free_before_weights = free_before_weights;
-    in.free_after_weights = f.free_after_weights;
-    in.non_torch_at_start = m.device->total() - free_before_weights;
-    in.kv_bytes_per_token = f.cell;
-    in.prefill_tokens = f.batch_max_tokens;
-    in.batch_seqs = std::min(c.running_max_req_size, f.batch_max_tokens);
-    in.max_graph_batch = c.disable_cudagraph ? 0 : c.graph_max_batch_size;
-    if (!c.disable_cudagraph)
-      in.graph_sizes =
-          lightllm_graph_batch_sizes(c.graph_max_batch_size, c.graph_split_batch_size, c.graph_grow_step_size);
-    in.workspace_bytes = [](std::int64_t) -> Bytes { return 0; };
-    std::optional<std::int64_t> decided = decide_kv_tokens(directives, in, tokens);
-    if (!decided) return finish();
-    tokens = *decided;
-  }
-  const std::int64_t heads = layout.mla ? 1 : 2 * layout.kv_heads;
-  if (tokens + 1 < 0) {
-    fail(r, StartupStage::kv_cache_sizing,
-         fmt::format("Trying to create tensor with negative dimension {}: [{}, {}, {}, {}]", tokens + 1, layout.layers,
-                     tokens + 1, heads, layout.head_dim));
-    return finish();
-  }
-  r.kv_tokens = tokens;
-  r.kv_blocks = tokens;
-  const std::optional<Bytes> kv_bytes = checked_mul(static_cast<Bytes>(tokens + 1), layout.bytes_per_token);
-  if (!kv_bytes)
-    throw EngineConfigError("max_total_token_num",
-                            fmt::format("lightllm max_total_token_num: {} tokens of {} bytes do not fit in 64 bits",
-                                        tokens, layout.bytes_per_token));
-  if (!allocate_kv_cache(r, d, 1, *kv_bytes)) return finish();
-  r.log.push_back(fmt::format("kv cache size: {} tokens, {}", tokens, format_bytes(r.bytes.kv_cache)));
-
-  // _check_mem_size.
-  if (tokens <= f.batch_max_tokens && !directives.skip_capacity_checks) {
-    fail(r, StartupStage::kv_cache_sizing, "max_total_token_num must be greater than batch_max_tokens");
-    return finish();
-  }
-  const std::int64_t max_seq_length = c.max_req_total_len + 8;
-  if (max_seq_length > tokens && !directives.skip_capacity_checks) {
-    fail(r, StartupStage::kv_cache_sizing,
-         fmt::format("max_total_token_num must be >= max_seq_length, got max_total_token_num={}, max_seq_length={}. "
-                     "Try set --max_req_total_len a smaller value < {}.",
-                     tokens, max_seq_length, tokens));
-    return finish();
-  }
-
-  // Request manager: req_to_token_indexs.
-  if (!allocate_request_pool(
-          r, d, lightllm_req_to_token_bytes(c.running_max_req_size, f.batch_max_tokens, c.max_req_total_len)))
-    return finish();
-
-  // The first forward creates the cuBLAS workspaces outside the allocator (§5).
-  initialise_cublas(m, d);
-  if (!c.disable_cudagraph) {
-    std::vector<int> sizes =
-        lightllm_graph_batch_sizes(c.graph_max_batch_size, c.graph_split_batch_size, c.graph_grow_step_size);
-    if (!capture_decode_graphs(r, d, sizes)) return finish();
-    r.graph_batch_sizes = sizes;
-  }
-
-  // _check_max_len_infer: batch_max_tokens tokens as one request, softmax/argmax on its logits.
-  if (!c.disable_check_max_len_infer) {
-    model::SamplerOptions greedy;
-    greedy.kind = model::SamplerKind::greedy;
-    model::AllocationProgram check =
-        model::step_program(d.model, model::ForwardShape{f.batch_max_tokens, 1, 0, d.tp}, r.forward, greedy);
-    model::ProgramRun run;
-    if (!run_eager(r, check, run)) {
-      r.oom = *run.oom;
-      fail(r, StartupStage::max_len_check, kCheckMaxLenMessage);
-      return finish();
-    }
-    f.check_peak = run.peak_allocated;
-    r.log.push_back(fmt::format("check max_len {} infer ok", f.batch_max_tokens));
-  }
-  a.empty_cache();
-  if (!allocate_canary(r, d, directives.canary)) return finish();
-  r.ok = true;
-  r.stage = StartupStage::serving;
-  return finish();
+  return LightllmStartup(d, std::move(c), directives).run();
 }
 
 }  // namespace headroom::engine

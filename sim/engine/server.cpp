@@ -60,182 +60,241 @@ RequestRecord Server::record_of(const RequestState& r) const {
   return rec;
 }
 
-ServingResult Server::run(workload::RequestSource& source, const std::function<void(const RequestRecord&)>& on_request,
-                          const std::function<void(double)>& on_progress) {
-  ServingResult result;
-  scheduler_.attach(&table_);
-  EventQueue queue;
-  workload::Request next;
-  bool have_next = source.next(next);
-  if (have_next) queue.schedule(next.arrival_s, EventKind::Arrival, next.id);
+// One replay of a workload (SimPy's shape): the state of the run and a handler per event kind.
+// Arrival: a request joins the table and the scheduler. StepEnd: the step's requests advance, the
+// finished ones leave, memory and load are sampled. After either, an idle engine starts its next
+// step, which schedules the next StepEnd.
+class Server::Run {
+ public:
+  Run(Server& server, workload::RequestSource& source, const std::function<void(const RequestRecord&)>& on_request,
+      const std::function<void(double)>& on_progress)
+      : s_(server), source_(source), on_request_(on_request), on_progress_(on_progress),
+        points_(server.options_.timeline_buckets, ReservedOf{}), canary_(server.options_.release_on_oom) {}
 
-  StepPlan plan;
-  model::ProgramRun run;
-  latency::Batch batch;
-  std::vector<std::uint64_t> finished;
-  auto reserved_of = [](const TimelinePoint& p) { return p.reserved; };
-  StreamingDownsample<TimelinePoint, decltype(reserved_of)> points(options_.timeline_buckets, reserved_of);
-  bool busy = false;
-  bool graph_step = false;
-  alloc::Block* canary = options_.release_on_oom;
-  Bytes max_reserved_seen = 0;
-
-  // A request leaves: its record goes out, then its row and the scheduler's state for it go away.
-  auto emit = [&](std::uint64_t id) {
-    if (on_request) on_request(record_of(table_[id]));
-    scheduler_.release(id);
-    table_.drop(id);
-  };
-  // --check: the scheduler's and its KV manager's invariants after every call that changes them; the
-  // allocator checks its own after each of its operations.
-  auto check = [&] {
-    if (options_.check_invariants) [[unlikely]]
-      scheduler_.check_invariants();
-  };
-  if (options_.check_invariants) {
-    allocator_.set_check_each_operation(true);
-    allocator_.check_invariants();  // the state start-up left
-    scheduler_.check_invariants();
+  ServingResult run() {
+    s_.scheduler_.attach(&s_.table_);
+    have_next_ = source_.next(next_);
+    if (have_next_) queue_.schedule(next_.arrival_s, EventKind::Arrival, next_.id);
+    if (s_.options_.check_invariants) {
+      s_.allocator_.set_check_each_operation(true);
+      s_.allocator_.check_invariants();  // the state start-up left
+      s_.scheduler_.check_invariants();
+    }
+    bool alive = true;
+    while (alive && !queue_.empty()) {
+      const Event e = queue_.pop();
+      switch (e.kind) {
+        case EventKind::Arrival: alive = on_arrival(e.time); break;
+        case EventKind::StepEnd: alive = on_step_end(e.time); break;
+      }
+      result_.end_time_s = e.time;
+    }
+    return finish();
   }
 
-  // Plans and launches the next step at `now`; false when the server died.
-  auto start_step = [&](Seconds now) -> bool {
-    while (!busy) {
-      plan.clear();
-      scheduler_.schedule(now, plan);
+ private:
+  struct ReservedOf {
+    Bytes operator()(const TimelinePoint& p) const { return p.reserved; }
+  };
+
+  // The next request of the workload joins the table and the scheduler; the next one is read.
+  bool on_arrival(Seconds now) {
+    RequestTable& table = s_.table_;
+    if (next_.id != table.end_id())
+      throw std::logic_error(fmt::format("request ids must be dense: got {} after {}", next_.id, table.end_id()));
+    // The new row takes the request's hashes and hands its slot's old buffer (a dropped row's)
+    // to the next request: once the table has grown, arrivals allocate nothing.
+    RequestState& st = table.append();
+    std::vector<std::uint64_t> spare = std::move(st.prefix_hashes);
+    st = RequestState{};
+    st.id = next_.id;
+    st.arrival_s = next_.arrival_s;
+    st.prompt_tokens = next_.input_tokens;
+    st.max_output_tokens = std::max<Tokens>(next_.output_tokens, 1);
+    st.prefix_hashes = std::move(next_.prefix_hashes);
+    st.prefix_block_tokens = next_.prefix_block_tokens;
+    ++result_.arrived;
+    result_.peak_table_rows = std::max(result_.peak_table_rows, static_cast<std::int64_t>(table.size()));
+    s_.scheduler_.add_request(st.id);  // a refusal shows up in the next plan's `aborted`
+    check();
+    next_ = workload::Request{};
+    spare.clear();
+    next_.prefix_hashes = std::move(spare);
+    have_next_ = source_.next(next_);
+    if (have_next_) queue_.schedule(std::max(next_.arrival_s, now), EventKind::Arrival, next_.id);
+    return start_step(now);
+  }
+
+  // The running step's kernels finish: its requests advance, the finished ones leave.
+  bool on_step_end(Seconds now) {
+    busy_ = false;
+    ++result_.steps;
+    if (graph_step_) ++result_.graph_steps;
+    finished_.clear();
+    s_.scheduler_.complete_step(plan_, now, finished_);
+    check();
+    for (const ScheduledRequest& r : plan_.scheduled)
+      if (r.samples) ++result_.generated_tokens;
+    for (std::uint64_t id : finished_) {
+      ++result_.completed;
+      emit(id);
+    }
+    sample(now);
+    if (on_progress_ && result_.steps % 1024 == 0) on_progress_(now);
+    return start_step(now);
+  }
+
+  // Memory and load at the end of a step: a timeline point, and the fragmentation at peak reserved.
+  void sample(Seconds now) {
+    const alloc::Fragmentation fr = s_.allocator_.fragmentation();
+    if (fr.reserved > max_reserved_seen_) {
+      max_reserved_seen_ = fr.reserved;
+      result_.fragmentation_at_peak_reserved = fr;
+    }
+    const KvUsage kv = s_.scheduler_.kv_usage();
+    points_.add(TimelinePoint{now, fr.allocated, fr.reserved, run_.peak_allocated > 0 ? run_.peak_allocated : 0,
+                              fr.largest_free_block, fr.free_blocks, kv.used_tokens, s_.scheduler_.running(),
+                              s_.scheduler_.waiting(), result_.arrived, s_.scheduler_.counters().preemptions});
+  }
+
+  // Plans and launches the next step at `now` unless one is running; false when the server died.
+  bool start_step(Seconds now) {
+    while (!busy_) {
+      plan_.clear();
+      s_.scheduler_.schedule(now, plan_);
       check();
-      for (std::uint64_t id : plan.aborted) {
-        const RequestState& r = table_[id];
+      for (std::uint64_t id : plan_.aborted) {
+        const RequestState& r = s_.table_[id];
         // Refused before it ran (too long for the engine), or given up on later (SGLang's last decode).
-        if (r.computed_tokens == 0 && r.output_tokens == 0) ++result.rejected;
-        else ++result.aborted;
+        if (r.computed_tokens == 0 && r.output_tokens == 0) ++result_.rejected;
+        else ++result_.aborted;
         emit(id);
       }
-      if (plan.empty()) return true;
-      graph_step = options_.max_graph_batch > 0 && plan.decode_seqs == plan.seqs() &&
-                   plan.seqs() <= options_.max_graph_batch;
-      const model::AllocationProgram& program = program_for(plan, graph_step);
-      slots_.prepare(program);
-      allocator_.set_clock_us(static_cast<std::int64_t>(now * 1e6));
-      model::run_program(allocator_, program, slots_, run);
-      result.allocator_mallocs += run.allocations;
-      if (run.oom && canary) {
-        // release_on_oom: the canary goes back to the cache and the step runs again.
-        allocator_.free(canary);
-        canary = nullptr;
-        result.canary_released_s = now;
-        model::run_program(allocator_, program, slots_, run);
-        result.allocator_mallocs += run.allocations;
-      }
-      if (run.oom) {
-        OomEvent ev;
-        ev.time_s = now;
-        ev.step = static_cast<std::uint64_t>(result.steps);
-        ev.tokens = plan.total_tokens;
-        ev.seqs = plan.seqs();
-        const model::ProgramOp& op = program.ops[run.oom_op];
-        ev.tensor = op.layer >= 0 ? fmt::format("{} (layer {})", model::tensor_name(op.tensor), op.layer)
-                                  : std::string(model::tensor_name(op.tensor));
-        ev.info = *run.oom;
-        ++result.oom_count;
-        if (result.ooms.size() < kMaxOomEvents) result.ooms.push_back(ev);
-        if (options_.on_oom == OnOom::stop) {
-          result.died = true;
+      if (plan_.empty()) return true;
+      graph_step_ = s_.options_.max_graph_batch > 0 && plan_.decode_seqs == plan_.seqs() &&
+                    plan_.seqs() <= s_.options_.max_graph_batch;
+      const model::AllocationProgram& program = s_.program_for(plan_, graph_step_);
+      if (!allocate_step(now, program)) {
+        if (s_.options_.on_oom == OnOom::stop) {
+          result_.died = true;
           return false;
         }
-        // The step is dropped: its requests fail (the client sees an error) and the server goes on.
-        scheduler_.drop_step(plan);
-        check();
-        for (const ScheduledRequest& s : plan.scheduled) {
-          if (table_[s.id].status == RequestStatus::aborted) {
-            ++result.aborted;
-            emit(s.id);
-          }
-        }
+        drop_step();
         continue;
       }
-      batch = latency::Batch{};
-      for (const ScheduledRequest& s : plan.scheduled) {
-        if (s.is_decode) batch.add_decode(s.context_tokens);
-        else batch.add_prefill(s.new_tokens, s.context_tokens);
-      }
-      batch.cuda_graph = graph_step;
-      Seconds dt = latency_.step_time(batch);
-      // `!(x <= max)` also catches NaN and inf: neither may reach a request's times.
-      if (!(dt >= 0) || !(now + dt <= limits::kMaxClockS)) [[unlikely]]
-        throw InputError(fmt::format("simulation: step {} at {:.6g} s takes {} s, which puts the clock beyond the limit "
-                                     "of {:g} s of simulated time (docs/limits.md); check the GPU profile's bandwidth "
-                                     "and flops and the latency model",
-                                     result.steps, now, dt, limits::kMaxClockS));
-      busy = true;
-      queue.schedule(now + dt, EventKind::StepEnd, static_cast<std::uint64_t>(result.steps));
+      const Seconds dt = step_time(now);
+      busy_ = true;
+      queue_.schedule(now + dt, EventKind::StepEnd, static_cast<std::uint64_t>(result_.steps));
     }
     return true;
-  };
-
-  bool alive = true;
-  while (alive && !queue.empty()) {
-    Event e = queue.pop();
-    Seconds now = e.time;
-    if (e.kind == EventKind::Arrival) {
-      if (next.id != table_.end_id())
-        throw std::logic_error(fmt::format("request ids must be dense: got {} after {}", next.id, table_.end_id()));
-      // The new row takes the request's hashes and hands its slot's old buffer (a dropped row's)
-      // to the next request: once the table has grown, arrivals allocate nothing.
-      RequestState& st = table_.append();
-      std::vector<std::uint64_t> spare = std::move(st.prefix_hashes);
-      st = RequestState{};
-      st.id = next.id;
-      st.arrival_s = next.arrival_s;
-      st.prompt_tokens = next.input_tokens;
-      st.max_output_tokens = std::max<Tokens>(next.output_tokens, 1);
-      st.prefix_hashes = std::move(next.prefix_hashes);
-      st.prefix_block_tokens = next.prefix_block_tokens;
-      ++result.arrived;
-      result.peak_table_rows = std::max(result.peak_table_rows, static_cast<std::int64_t>(table_.size()));
-      scheduler_.add_request(st.id);  // a refusal shows up in the next plan's `aborted`
-      check();
-      next = workload::Request{};
-      spare.clear();
-      next.prefix_hashes = std::move(spare);
-      have_next = source.next(next);
-      if (have_next) queue.schedule(std::max(next.arrival_s, now), EventKind::Arrival, next.id);
-      alive = start_step(now);
-    } else if (e.kind == EventKind::StepEnd) {
-      busy = false;
-      ++result.steps;
-      if (graph_step) ++result.graph_steps;
-      finished.clear();
-      scheduler_.complete_step(plan, now, finished);
-      check();
-      for (const ScheduledRequest& s : plan.scheduled)
-        if (s.samples) ++result.generated_tokens;
-      for (std::uint64_t id : finished) {
-        ++result.completed;
-        emit(id);
-      }
-      const alloc::Fragmentation fr = allocator_.fragmentation();
-      if (fr.reserved > max_reserved_seen) {
-        max_reserved_seen = fr.reserved;
-        result.fragmentation_at_peak_reserved = fr;
-      }
-      KvUsage kv = scheduler_.kv_usage();
-      points.add(TimelinePoint{now, fr.allocated, fr.reserved,
-                                     run.peak_allocated > 0 ? run.peak_allocated : 0, fr.largest_free_block,
-                                     fr.free_blocks, kv.used_tokens, scheduler_.running(), scheduler_.waiting(),
-                                     result.arrived, scheduler_.counters().preemptions});
-      if (on_progress && result.steps % 1024 == 0) on_progress(now);
-      alive = start_step(now);
-    }
-    result.end_time_s = now;
   }
-  const alloc::AllocatorStats& st = allocator_.stats();
-  result.peak_allocated = static_cast<Bytes>(st.allocated_bytes[alloc::kAll].peak);
-  result.peak_reserved = static_cast<Bytes>(st.reserved_bytes[alloc::kAll].peak);
-  result.counters = scheduler_.counters();
-  result.preemptions = result.counters.preemptions;
-  result.timeline = points.take(options_.max_timeline_points);
-  return result;
+
+  // Runs the step's allocation program through the allocator; false on an OOM (recorded).
+  bool allocate_step(Seconds now, const model::AllocationProgram& program) {
+    s_.slots_.prepare(program);
+    s_.allocator_.set_clock_us(static_cast<std::int64_t>(now * 1e6));
+    model::run_program(s_.allocator_, program, s_.slots_, run_);
+    result_.allocator_mallocs += run_.allocations;
+    if (run_.oom && canary_) {
+      // release_on_oom: the canary goes back to the cache and the step runs again.
+      s_.allocator_.free(canary_);
+      canary_ = nullptr;
+      result_.canary_released_s = now;
+      model::run_program(s_.allocator_, program, s_.slots_, run_);
+      result_.allocator_mallocs += run_.allocations;
+    }
+    if (!run_.oom) return true;
+    OomEvent ev;
+    ev.time_s = now;
+    ev.step = static_cast<std::uint64_t>(result_.steps);
+    ev.tokens = plan_.total_tokens;
+    ev.seqs = plan_.seqs();
+    const model::ProgramOp& op = program.ops[run_.oom_op];
+    ev.tensor = op.layer >= 0 ? fmt::format("{} (layer {})", model::tensor_name(op.tensor), op.layer)
+                              : std::string(model::tensor_name(op.tensor));
+    ev.info = *run_.oom;
+    ++result_.oom_count;
+    if (result_.ooms.size() < kMaxOomEvents) result_.ooms.push_back(ev);
+    return false;
+  }
+
+  // on_oom: continue. The step is dropped: its requests fail (the client sees an error) and the
+  // server goes on.
+  void drop_step() {
+    s_.scheduler_.drop_step(plan_);
+    check();
+    for (const ScheduledRequest& r : plan_.scheduled) {
+      if (s_.table_[r.id].status == RequestStatus::aborted) {
+        ++result_.aborted;
+        emit(r.id);
+      }
+    }
+  }
+
+  // The step's duration from the latency model.
+  Seconds step_time(Seconds now) {
+    batch_ = latency::Batch{};
+    for (const ScheduledRequest& r : plan_.scheduled) {
+      if (r.is_decode) batch_.add_decode(r.context_tokens);
+      else batch_.add_prefill(r.new_tokens, r.context_tokens);
+    }
+    batch_.cuda_graph = graph_step_;
+    const Seconds dt = s_.latency_.step_time(batch_);
+    // `!(x <= max)` also catches NaN and inf: neither may reach a request's times.
+    if (!(dt >= 0) || !(now + dt <= limits::kMaxClockS)) [[unlikely]]
+      throw InputError(fmt::format("simulation: step {} at {:.6g} s takes {} s, which puts the clock beyond the limit "
+                                   "of {:g} s of simulated time (docs/limits.md); check the GPU profile's bandwidth "
+                                   "and flops and the latency model",
+                                   result_.steps, now, dt, limits::kMaxClockS));
+    return dt;
+  }
+
+  // A request leaves: its record goes out, then its row and the scheduler's state for it go away.
+  void emit(std::uint64_t id) {
+    if (on_request_) on_request_(s_.record_of(s_.table_[id]));
+    s_.scheduler_.release(id);
+    s_.table_.drop(id);
+  }
+
+  // --check: the scheduler's and its KV manager's invariants after every call that changes them; the
+  // allocator checks its own after each of its operations.
+  void check() {
+    if (s_.options_.check_invariants) [[unlikely]]
+      s_.scheduler_.check_invariants();
+  }
+
+  ServingResult finish() {
+    const alloc::AllocatorStats& st = s_.allocator_.stats();
+    result_.peak_allocated = static_cast<Bytes>(st.allocated_bytes[alloc::kAll].peak);
+    result_.peak_reserved = static_cast<Bytes>(st.reserved_bytes[alloc::kAll].peak);
+    result_.counters = s_.scheduler_.counters();
+    result_.preemptions = result_.counters.preemptions;
+    result_.timeline = points_.take(s_.options_.max_timeline_points);
+    return std::move(result_);
+  }
+
+  Server& s_;
+  workload::RequestSource& source_;
+  const std::function<void(const RequestRecord&)>& on_request_;
+  const std::function<void(double)>& on_progress_;
+  ServingResult result_;
+  EventQueue queue_;
+  workload::Request next_;  // the next arrival, read ahead
+  bool have_next_ = false;
+  StepPlan plan_;           // the running step's
+  model::ProgramRun run_;
+  latency::Batch batch_;
+  std::vector<std::uint64_t> finished_;
+  StreamingDownsample<TimelinePoint, ReservedOf> points_;
+  bool busy_ = false;       // a step is running
+  bool graph_step_ = false; // the running step replays a CUDA graph
+  alloc::Block* canary_;
+  Bytes max_reserved_seen_ = 0;
+};
+
+ServingResult Server::run(workload::RequestSource& source, const std::function<void(const RequestRecord&)>& on_request,
+                          const std::function<void(double)>& on_progress) {
+  return Run(*this, source, on_request, on_progress).run();
 }
 
 }  // namespace headroom::engine

@@ -122,6 +122,8 @@ class Server {
                     const std::function<void(double progress_s)>& on_progress = {});
 
  private:
+  class Run;  // one replay: its state and a handler per event kind (server.cpp)
+
   const model::AllocationProgram& program_for(const StepPlan& plan, bool graph_replay);
   RequestRecord record_of(const RequestState& r) const;
 

@@ -86,8 +86,6 @@ SglangScheduler::SglangScheduler(const SglangSchedulerLimits& limits)
   new_token_ratio_ = ratio_.init;
 }
 
-void SglangScheduler::attach(RequestTable* table) { table_ = table; }
-
 KvRequest SglangScheduler::kv_request(const RequestState& r) const {
   KvRequest k;
   k.id = r.id;
@@ -150,13 +148,122 @@ bool SglangScheduler::check_decode_mem(Tokens slots_needed) {
 
 void SglangScheduler::schedule(Seconds now, StepPlan& plan) {
   if (!table_) broken("schedule before attach");
-  for (std::uint64_t id : pending_aborts_) plan.aborted.push_back(id);
-  pending_aborts_.clear();
+  report_pending_aborts(plan);
   // Scheduler.get_next_batch_to_run: a prefill batch when one can be formed, else a decode batch.
   if (!schedule_prefill(now, plan)) schedule_decode(plan);
   // Nothing to run: the event loop's idle branch re-initialises new_token_ratio.
   if (plan.empty()) new_token_ratio_ = ratio_.init;
 }
+
+// schedule_policy.py PrefillAdder: the budgets of one prefill batch, and the requests it admits
+// into the scheduler's admitted_ / admitted_tokens_ (their prefix locked, their state running).
+class SglangScheduler::PrefillAdder {
+ public:
+  explicit PrefillAdder(SglangScheduler& s)
+      : s_(s), chunking_(s.limits_.chunked_prefill_size > 0), rem_input_(s.limits_.max_prefill_tokens),
+        rem_chunk_(chunking_ ? s.limits_.chunked_prefill_size : 0) {
+    for (std::uint64_t id : s_.running_) {  // rem_total_token_offset: the running requests' outputs to come
+      const RequestState& r = s_.row(id);
+      total_offset_ += static_cast<double>(std::min(r.max_output_tokens - r.output_tokens, kSglangClipMaxNewTokens)) *
+                       s_.new_token_ratio_;
+    }
+    s_.admitted_.clear();
+    s_.admitted_tokens_.clear();
+  }
+
+  // Requests add_one_req took from the head of the waiting queue.
+  std::size_t taken() const { return taken_; }
+
+  // add_chunked_req: the next chunk of the request cut last step, at most what the budget leaves.
+  void add_chunked_req() {
+    const RequestState& r = s_.row(s_.chunked_);
+    const Tokens extend = r.remaining_prefill();
+    const double total = rem_total();
+    const Tokens limit = std::min<Tokens>(rem_chunk_, total > 0 ? static_cast<Tokens>(std::floor(total)) : 0);
+    if (limit <= 0) return;
+    const bool truncated = extend > limit;
+    const Tokens n = std::min(extend, limit);
+    s_.admitted_.push_back(s_.chunked_);
+    s_.admitted_tokens_.push_back(n);
+    update_budget(n, truncated ? 0 : std::min(r.max_output_tokens, kSglangClipMaxNewTokens));
+    if (!truncated) s_.has_chunked_ = false;  // its last chunk: an ordinary prefill from here on
+  }
+
+  // add_one_req: the next waiting request, if it fits; anything but `proceed` ends the batch
+  // (`no_token`: the token budget is spent, so the batch is full).
+  AddResult add_one_req(std::uint64_t id) {
+    RequestState& r = s_.row(id);
+    const KvRequest k = s_.kv_request(r);
+    const RadixKvCache::Match m = s_.cache_.match_prefix(k);  // Req.init_next_round_input
+    const Tokens extend = r.prompt_tokens + r.output_tokens - m.tokens;
+    // The check counts the outputs still to come (PrefillAdder.add_one_req since mid-2025:
+    // min(max(max_new − generated, 0), clip)), the reservation the request's max_new_tokens. For a
+    // request never retracted the two are equal; counting a retracted request's full max_new on
+    // top of the outputs it re-prefills (older releases) can leave it unable ever to fit.
+    const Tokens max_new = std::min(r.max_output_tokens, kSglangClipMaxNewTokens);
+    const Tokens total = extend + std::min(r.max_output_tokens - r.output_tokens, kSglangClipMaxNewTokens);
+    if (static_cast<double>(total) >= rem_total()) return AddResult::no_token;
+    if (extend > rem_input_ && !s_.admitted_.empty()) return AddResult::other;
+    s_.cache_.inc_lock_ref(m.node);  // locking the prefix takes it out of the evictable budget
+    if (static_cast<double>(total) > rem_total()) {
+      s_.cache_.dec_lock_ref(m.node);
+      return AddResult::no_token;
+    }
+    Tokens n = extend;
+    if (!chunking_ || extend <= rem_chunk_) {
+      update_budget(extend, max_new);
+    } else {
+      if (rem_chunk_ <= 0) {
+        s_.cache_.dec_lock_ref(m.node);
+        return AddResult::other;
+      }
+      if (s_.has_chunked_) broken("a second request would be cut while one is still chunked");
+      n = rem_chunk_;
+      update_budget(n, 0);
+      s_.chunked_ = id;
+      s_.has_chunked_ = true;
+    }
+    Slot& sl = s_.slot(id);
+    sl.node = m.node;
+    sl.locked = m.tokens;
+    r.computed_tokens = m.tokens;
+    r.status = RequestStatus::running;
+    if (!sl.admitted_before) {
+      sl.admitted_before = true;
+      r.cached_tokens = m.tokens;
+    }
+    s_.counters_.prefix_query_tokens += k.num_tokens;
+    s_.counters_.prefix_hit_tokens += m.tokens;
+    s_.admitted_.push_back(id);
+    s_.admitted_tokens_.push_back(n);
+    ++taken_;
+    return budget_state();
+  }
+
+ private:
+  // rem_total_tokens: free and evictable KV less what the batch and the running requests reserve.
+  double rem_total() const {
+    return static_cast<double>(s_.cache_.available_size() + s_.cache_.evictable_size()) - total_offset_;
+  }
+  // _update_prefill_budget.
+  void update_budget(Tokens extend, Tokens max_new) {
+    total_offset_ += static_cast<double>(extend + max_new);
+    rem_input_ -= extend;
+    if (chunking_) rem_chunk_ -= extend;
+  }
+  AddResult budget_state() const {
+    if (rem_total() <= 0) return AddResult::no_token;
+    if (rem_input_ <= 0 || (chunking_ && rem_chunk_ <= 0)) return AddResult::other;
+    return AddResult::proceed;
+  }
+
+  SglangScheduler& s_;
+  const bool chunking_;
+  Tokens rem_input_;
+  Tokens rem_chunk_;
+  double total_offset_ = 0;  // rem_total_token_offset
+  std::size_t taken_ = 0;
+};
 
 bool SglangScheduler::schedule_prefill(Seconds now, StepPlan& plan) {
   // Scheduler.get_new_batch_prefill.
@@ -166,114 +273,21 @@ bool SglangScheduler::schedule_prefill(Seconds now, StepPlan& plan) {
     batch_is_full_ = true;
     return false;
   }
-
-  // PrefillAdder: the budgets of this batch.
-  double total_offset = 0;  // rem_total_token_offset
-  for (std::uint64_t id : running_) {
-    const RequestState& r = row(id);
-    total_offset += static_cast<double>(std::min(r.max_output_tokens - r.output_tokens, kSglangClipMaxNewTokens)) *
-                    new_token_ratio_;
-  }
-  const bool chunking = limits_.chunked_prefill_size > 0;
-  Tokens rem_input = limits_.max_prefill_tokens;
-  Tokens rem_chunk = chunking ? limits_.chunked_prefill_size : 0;
-  auto rem_total = [&] {
-    return static_cast<double>(cache_.available_size() + cache_.evictable_size()) - total_offset;
-  };
-  auto update_budget = [&](Tokens extend, Tokens max_new) {  // _update_prefill_budget
-    total_offset += static_cast<double>(extend + max_new);
-    rem_input -= extend;
-    if (chunking) rem_chunk -= extend;
-  };
-  auto budget_state = [&] {
-    if (rem_total() <= 0) return AddResult::no_token;
-    if (rem_input <= 0 || (chunking && rem_chunk <= 0)) return AddResult::other;
-    return AddResult::proceed;
-  };
-
-  admitted_.clear();
-  admitted_tokens_.clear();
-
-  // add_chunked_req: the next chunk of the request cut last step, at most what the budget leaves.
-  if (has_chunked_) {
-    const RequestState& r = row(chunked_);
-    const Tokens extend = r.remaining_prefill();
-    const double total = rem_total();
-    const Tokens limit = std::min<Tokens>(rem_chunk, total > 0 ? static_cast<Tokens>(std::floor(total)) : 0);
-    if (limit > 0) {
-      const bool truncated = extend > limit;
-      const Tokens n = std::min(extend, limit);
-      admitted_.push_back(chunked_);
-      admitted_tokens_.push_back(n);
-      update_budget(n, truncated ? 0 : std::min(r.max_output_tokens, kSglangClipMaxNewTokens));
-      if (!truncated) has_chunked_ = false;  // its last chunk: an ordinary prefill from here on
-    }
-  }
-
+  PrefillAdder adder(*this);
+  if (has_chunked_) adder.add_chunked_req();
   // Waiting requests in queue order (FCFS), stopping at the first that does not fit.
-  std::size_t taken = 0;
   for (std::uint64_t id : waiting_) {
     if (running_bs + static_cast<std::int64_t>(admitted_.size()) >= limits_.max_running_requests) {
       batch_is_full_ = true;
       break;
     }
-    RequestState& r = row(id);
-    const KvRequest k = kv_request(r);
-    const RadixKvCache::Match m = cache_.match_prefix(k);  // Req.init_next_round_input
-    const Tokens extend = r.prompt_tokens + r.output_tokens - m.tokens;
-    // The check counts the outputs still to come (PrefillAdder.add_one_req since mid-2025:
-    // min(max(max_new − generated, 0), clip)), the reservation the request's max_new_tokens. For a
-    // request never retracted the two are equal; counting a retracted request's full max_new on
-    // top of the outputs it re-prefills (older releases) can leave it unable ever to fit.
-    const Tokens max_new = std::min(r.max_output_tokens, kSglangClipMaxNewTokens);
-    const Tokens total = extend + std::min(r.max_output_tokens - r.output_tokens, kSglangClipMaxNewTokens);
-    // PrefillAdder.add_one_req.
-    if (static_cast<double>(total) >= rem_total()) {
-      batch_is_full_ = true;
-      break;
-    }
-    if (extend > rem_input && !admitted_.empty()) break;
-    cache_.inc_lock_ref(m.node);  // locking the prefix takes it out of the evictable budget
-    if (static_cast<double>(total) > rem_total()) {
-      cache_.dec_lock_ref(m.node);
-      batch_is_full_ = true;
-      break;
-    }
-    Tokens n = extend;
-    if (!chunking || extend <= rem_chunk) {
-      update_budget(extend, max_new);
-    } else {
-      if (rem_chunk <= 0) {
-        cache_.dec_lock_ref(m.node);
-        break;
-      }
-      if (has_chunked_) broken("a second request would be cut while one is still chunked");
-      n = rem_chunk;
-      update_budget(n, 0);
-      chunked_ = id;
-      has_chunked_ = true;
-    }
-    Slot& s = slot(id);
-    s.node = m.node;
-    s.locked = m.tokens;
-    r.computed_tokens = m.tokens;
-    r.status = RequestStatus::running;
-    if (!s.admitted_before) {
-      s.admitted_before = true;
-      r.cached_tokens = m.tokens;
-    }
-    counters_.prefix_query_tokens += k.num_tokens;
-    counters_.prefix_hit_tokens += m.tokens;
-    admitted_.push_back(id);
-    admitted_tokens_.push_back(n);
-    ++taken;
-    const AddResult state = budget_state();
-    if (state != AddResult::proceed) {
-      if (state == AddResult::no_token) batch_is_full_ = true;
+    const AddResult result = adder.add_one_req(id);
+    if (result != AddResult::proceed) {
+      if (result == AddResult::no_token) batch_is_full_ = true;
       break;
     }
   }
-  for (std::size_t i = 0; i < taken; ++i) waiting_.pop_front();
+  for (std::size_t i = 0; i < adder.taken(); ++i) waiting_.pop_front();
   if (admitted_.empty()) return false;
 
   // ScheduleBatch.prepare_for_extend: one allocation for the batch, evicting the shortfall first.

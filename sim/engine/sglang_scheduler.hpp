@@ -40,7 +40,7 @@
 
 #include "sim/engine/engine_config.hpp"
 #include "sim/engine/radix_kv_cache.hpp"
-#include "sim/engine/scheduler.hpp"
+#include "sim/engine/request_book.hpp"
 
 namespace headroom::engine {
 
@@ -97,14 +97,24 @@ enum class SglangAbort : std::uint8_t {
 };
 std::string_view sglang_abort_name(SglangAbort reason);
 
-class SglangScheduler final : public Scheduler {
+// SglangScheduler's state per request id.
+struct SglangSlot {
+  RadixKvCache::NodeId node = RadixKvCache::kRoot;  // locked tree node (root: none)
+  Tokens locked = 0;   // tokens of the locked path: prefix KV the request reads from the tree
+  Tokens own = 0;      // slots held outside the tree
+  Tokens pending = 0;  // of those, allocated for the step in flight
+  SglangAbort abort = SglangAbort::none;
+  bool known = false;
+  bool admitted_before = false;
+};
+
+class SglangScheduler final : public RequestBook<SglangSlot> {
  public:
   // Throws InputError for limits SGLang would refuse to start with (pool below 7 tokens, context
   // or max_running_requests below 1, max_prefill_tokens below 1, a conservativeness <= 0) or that
   // the model does not cover (page_size other than 1: the radix cache here works per token).
   explicit SglangScheduler(const SglangSchedulerLimits& limits);
 
-  void attach(RequestTable* table) override;
   // Checks the request against the context and input limits (aborting it, reported with the next
   // plan) and caps its max_output_tokens at max_req_len − input − 1 as Scheduler
   // handle_generate_request caps max_new_tokens.
@@ -137,18 +147,10 @@ class SglangScheduler final : public Scheduler {
   std::int64_t chunked_request() const { return has_chunked_ ? static_cast<std::int64_t>(chunked_) : -1; }
 
  private:
-  struct Slot {
-    RadixKvCache::NodeId node = RadixKvCache::kRoot;  // locked tree node (root: none)
-    Tokens locked = 0;   // tokens of the locked path: prefix KV the request reads from the tree
-    Tokens own = 0;      // slots held outside the tree
-    Tokens pending = 0;  // of those, allocated for the step in flight
-    SglangAbort abort = SglangAbort::none;
-    bool known = false;
-    bool admitted_before = false;
-  };
+  using Slot = SglangSlot;
   enum class AddResult { proceed, no_token, other };
+  class PrefillAdder;  // one prefill batch's budgets (sglang_scheduler.cpp)
 
-  RequestState& row(std::uint64_t id) const { return (*table_)[id]; }
   KvRequest kv_request(const RequestState& r) const;
   Slot& slot(std::uint64_t id) { return slots_[id]; }
   const Slot& slot(std::uint64_t id) const { return slots_[id]; }
@@ -168,8 +170,6 @@ class SglangScheduler final : public Scheduler {
   SglangNewTokenRatio ratio_;
   Tokens max_req_len_ = 0;
   RadixKvCache cache_;
-  RequestTable* table_ = nullptr;
-  IdWindow<Slot> slots_;                   // by request id
   std::deque<std::uint64_t> waiting_;
   std::vector<std::uint64_t> running_;     // the decode batch, in SGLang's order
   std::uint64_t chunked_ = 0;
@@ -177,7 +177,6 @@ class SglangScheduler final : public Scheduler {
   std::int64_t prefill_in_flight_ = 0;  // prefill requests of the step in flight that finish their prefill
   bool batch_is_full_ = false;
   double new_token_ratio_ = 0;
-  std::vector<std::uint64_t> pending_aborts_;  // aborted outside schedule(), reported with the next plan
   // Scratch reused every step (no allocation once warm).
   std::vector<std::uint64_t> admitted_;
   std::vector<Tokens> admitted_tokens_;

@@ -4,6 +4,9 @@
 // arithmetic on free memory.
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -51,133 +54,178 @@ Bytes aiter_workspace_bytes(std::int64_t max_bs, int q_heads, int head_dim, std:
                         4 * static_cast<Bytes>(head_dim) + 8);
 }
 
-StartupResult sglang_startup(const Deployment& d, SglangConfig c, const StartupDirectives& directives) {
-  StartupResult r;
-  r.engine = model::Engine::sglang;
-  r.filled = resolve(c, d);
-  r.config = c;
-  SglangFigures f;
-  r.kv_block_tokens = c.page_size;
-  r.sampler.kind = c.sampling_backend;
-  // SGLang runs its model code eagerly (no torch.compile by default): the decoder loop holds each
-  // layer's input until the layer returns (forward_program.hpp, vllm#10517's 108 KiB/token).
-  r.forward.caller_holds_layer_input = true;
-  const std::int64_t context_len = *c.context_length;
-  r.memory = make_serving_memory(d);
-  ServingMemory& m = r.memory;
-  auto finish = [&]() -> StartupResult {
-    r.figures = f;
-    finish_bytes(r);
-    return std::move(r);
-  };
+namespace {
 
-  // §2.2: total_gpu_memory is the free memory before weights, available the free memory after.
-  f.total_gpu_memory = measured_free(m);
-  if (!load_weights(r, d)) return finish();
-  f.available_gpu_memory = measured_free(m);
+// SGLang's start-up as ModelRunner.initialize runs it (model_runner.py): one method per step, in
+// order; a step that fails records the failure in the result and the cascade stops there.
+class SglangStartup {
+ public:
+  SglangStartup(const Deployment& d, SglangConfig c, const StartupDirectives& directives)
+      : d_(d), directives_(directives) {
+    r_.engine = model::Engine::sglang;
+    r_.filled = resolve(c, d);
+    r_.config = c;
+    c_ = std::move(c);
+    r_.kv_block_tokens = c_.page_size;
+    r_.sampler.kind = c_.sampling_backend;
+    // SGLang runs its model code eagerly (no torch.compile by default): the decoder loop holds each
+    // layer's input until the layer returns (forward_program.hpp, vllm#10517's 108 KiB/token).
+    r_.forward.caller_holds_layer_input = true;
+    context_len_ = *c_.context_length;
+    r_.memory = make_serving_memory(d);
+  }
 
-  f.mem_fraction_static = sglang_aiter_mem_fraction_static(*c.mem_fraction_static, *c.attention_backend, context_len);
-  if (f.mem_fraction_static != *c.mem_fraction_static)
-    r.log.push_back(fmt::format("aiter with context_length {} > 8192: mem_fraction_static {} -> {} (§2.5)",
-                                context_len, *c.mem_fraction_static, f.mem_fraction_static));
-  model::KvLayout layout = model::kv_layout(d.model, engine_traits(model::Engine::sglang).kv_pool, c.kv_cache_dtype, d.tp);
-  f.cell_size = layout.bytes_per_token;
-  f.rest_memory = static_cast<double>(f.available_gpu_memory) -
-                  static_cast<double>(f.total_gpu_memory) * (1.0 - f.mem_fraction_static);
-  std::int64_t tokens = sglang_profile_max_num_token(f.total_gpu_memory, f.available_gpu_memory,
-                                                     f.mem_fraction_static, f.cell_size, c.page_size);
+  StartupResult run() {
+    if (load_model() && init_memory_pool() && init_cublas() && init_attention_backend() && init_device_graphs() &&
+        allocate_canary(r_, d_, directives_.canary)) {
+      r_.ok = true;
+      r_.stage = StartupStage::serving;
+    }
+    r_.figures = f_;
+    finish_bytes(r_);
+    return std::move(r_);
+  }
+
+ private:
+  // load_model. §2.2: total_gpu_memory is the free memory before weights, available the free memory
+  // after.
+  bool load_model() {
+    f_.total_gpu_memory = measured_free(r_.memory);
+    if (!load_weights(r_, d_)) return false;
+    f_.available_gpu_memory = measured_free(r_.memory);
+    return true;
+  }
+
+  // init_memory_pool: profile_max_num_token, the token-to-KV pool, the ReqToTokenPool.
+  bool init_memory_pool() {
+    f_.mem_fraction_static =
+        sglang_aiter_mem_fraction_static(*c_.mem_fraction_static, *c_.attention_backend, context_len_);
+    if (f_.mem_fraction_static != *c_.mem_fraction_static)
+      r_.log.push_back(fmt::format("aiter with context_length {} > 8192: mem_fraction_static {} -> {} (§2.5)",
+                                   context_len_, *c_.mem_fraction_static, f_.mem_fraction_static));
+    layout_ = model::kv_layout(d_.model, engine_traits(model::Engine::sglang).kv_pool, c_.kv_cache_dtype, d_.tp);
+    f_.cell_size = layout_.bytes_per_token;
+    f_.rest_memory = static_cast<double>(f_.available_gpu_memory) -
+                     static_cast<double>(f_.total_gpu_memory) * (1.0 - f_.mem_fraction_static);
+    std::int64_t tokens = sglang_profile_max_num_token(f_.total_gpu_memory, f_.available_gpu_memory,
+                                                       f_.mem_fraction_static, f_.cell_size, c_.page_size);
+    if (directives_.kv_sizer) {
+      std::optional<std::int64_t> decided = policy_decides_kv(tokens);
+      if (!decided) return false;
+      tokens = *decided;
+    }
+    if (c_.max_total_tokens) tokens = std::min(tokens, *c_.max_total_tokens / c_.page_size * c_.page_size);
+    if (tokens <= 0) {
+      fail(r_, StartupStage::kv_cache_sizing,
+           fmt::format("Not enough memory. Please try to increase --mem-fraction-static. Current value: "
+                       "mem_fraction_static={}",
+                       f_.mem_fraction_static));
+      return false;
+    }
+    r_.kv_tokens = tokens;
+    r_.kv_blocks = tokens / c_.page_size;
+    f_.max_num_reqs = c_.max_running_requests ? *c_.max_running_requests : sglang_max_num_reqs(tokens, context_len_);
+    f_.max_running_requests = sglang_max_running_requests(tokens, f_.max_num_reqs, c_.max_running_requests);
+    r_.max_running_requests = f_.max_running_requests;
+
+    // Token-to-KV pool (§2.2): 2·L tensors [size + page, Hkv, D] (K and V per layer), or L MLA
+    // tensors [size + page, 1, kv_lora_rank + rope]; the first page is the dummy sink.
+    const auto rows = static_cast<Bytes>(tokens + c_.page_size);
+    const int tensors = layout_.mla ? layout_.layers : 2 * layout_.layers;
+    const Bytes per_token = layout_.mla ? layout_.bytes_per_token_per_layer : layout_.bytes_per_token_per_layer / 2;
+    const Bytes per_tensor = rows * per_token;
+    if (!allocate_kv_cache(r_, d_, tensors, per_tensor)) return false;
+    r_.log.push_back(fmt::format("KV Cache is allocated. #tokens: {}, K size: {:.2f} GB, V size: {:.2f} GB", tokens,
+                                 static_cast<double>(r_.bytes.kv_cache) / 2 / static_cast<double>(GiB),
+                                 static_cast<double>(r_.bytes.kv_cache) / 2 / static_cast<double>(GiB)));
+
+    // ReqToTokenPool (§2.3): inside the 1 − MFS margin.
+    return allocate_request_pool(r_, d_, sglang_req_to_token_pool_bytes(f_.max_num_reqs, context_len_));
+  }
+
   // aiter partitions by the context (§2.5), or by the KV capacity when a policy caps them (#20888).
-  auto workspace_context = [&](std::int64_t kv_tokens) {
-    return directives.cap_workspace_by_kv ? std::min(context_len, std::max<std::int64_t>(kv_tokens, 1)) : context_len;
-  };
-  auto workspace_for = [&](std::int64_t kv_tokens) -> Bytes {
-    if (*c.attention_backend == SglangAttentionBackend::flashinfer) return model::kSglangFlashInferWorkspace;
-    std::int64_t reqs = c.max_running_requests ? *c.max_running_requests : sglang_max_num_reqs(kv_tokens, context_len);
-    return aiter_workspace_bytes(reqs, d.model.heads / d.tp, d.model.head_dim, workspace_context(kv_tokens));
-  };
-  if (directives.kv_sizer) {
-    KvSizingInputs in{d, r};
-    in.free_before_weights = f.total_gpu_memory;
-    in.free_after_weights = f.available_gpu_memory;
-    in.non_torch_at_start = m.device->total() - f.total_gpu_memory;
-    in.kv_bytes_per_token = f.cell_size;
-    in.kv_block_tokens = c.page_size;
-    in.prefill_tokens = *c.chunked_prefill_size > 0 ? *c.chunked_prefill_size : c.max_prefill_tokens;
+  std::int64_t workspace_context(std::int64_t kv_tokens) const {
+    return directives_.cap_workspace_by_kv ? std::min(context_len_, std::max<std::int64_t>(kv_tokens, 1)) : context_len_;
+  }
+
+  Bytes workspace_for(std::int64_t kv_tokens) const {
+    if (*c_.attention_backend == SglangAttentionBackend::flashinfer) return model::kSglangFlashInferWorkspace;
+    std::int64_t reqs = c_.max_running_requests ? *c_.max_running_requests : sglang_max_num_reqs(kv_tokens, context_len_);
+    return aiter_workspace_bytes(reqs, d_.model.heads / d_.tp, d_.model.head_dim, workspace_context(kv_tokens));
+  }
+
+  // A start-up policy's capacity in place of profile_max_num_token's (`tokens`).
+  std::optional<std::int64_t> policy_decides_kv(std::int64_t tokens) {
+    KvSizingInputs in{d_, r_};
+    in.free_before_weights = f_.total_gpu_memory;
+    in.free_after_weights = f_.available_gpu_memory;
+    in.non_torch_at_start = r_.memory.device->total() - f_.total_gpu_memory;
+    in.kv_bytes_per_token = f_.cell_size;
+    in.kv_block_tokens = c_.page_size;
+    in.prefill_tokens = *c_.chunked_prefill_size > 0 ? *c_.chunked_prefill_size : c_.max_prefill_tokens;
     // Without a request pool yet, the most sequences a step samples is bounded by the user's
     // max_running_requests or the pool's smallest size (§2.3).
-    in.batch_seqs = std::min<std::int64_t>(in.prefill_tokens, c.max_running_requests ? *c.max_running_requests : 2048);
-    in.max_graph_batch = c.disable_cuda_graph ? 0 : *c.cuda_graph_max_bs;
-    if (!c.disable_cuda_graph)  // the request pool is not sized yet: its smallest size (§2.3)
-      in.graph_sizes = c.cuda_graph_bs ? *c.cuda_graph_bs : sglang_cuda_graph_batch_sizes(*c.cuda_graph_max_bs, 2048);
-    in.workspace_bytes = workspace_for;
-    if (*c.attention_backend == SglangAttentionBackend::aiter && !c.max_running_requests &&
-        !directives.cap_workspace_by_kv)
-      in.clamped_workspace = ClampedWorkspace{aiter_workspace_bytes(1, d.model.heads / d.tp, d.model.head_dim, context_len),
-                                              context_len};
-    std::optional<std::int64_t> decided = decide_kv_tokens(directives, in, tokens);
-    if (!decided) return finish();
-    tokens = *decided;
+    in.batch_seqs = std::min<std::int64_t>(in.prefill_tokens, c_.max_running_requests ? *c_.max_running_requests : 2048);
+    in.max_graph_batch = c_.disable_cuda_graph ? 0 : *c_.cuda_graph_max_bs;
+    if (!c_.disable_cuda_graph)  // the request pool is not sized yet: its smallest size (§2.3)
+      in.graph_sizes = c_.cuda_graph_bs ? *c_.cuda_graph_bs : sglang_cuda_graph_batch_sizes(*c_.cuda_graph_max_bs, 2048);
+    in.workspace_bytes = [this](std::int64_t kv_tokens) { return workspace_for(kv_tokens); };
+    if (*c_.attention_backend == SglangAttentionBackend::aiter && !c_.max_running_requests &&
+        !directives_.cap_workspace_by_kv)
+      in.clamped_workspace = ClampedWorkspace{
+          aiter_workspace_bytes(1, d_.model.heads / d_.tp, d_.model.head_dim, context_len_), context_len_};
+    return decide_kv_tokens(directives_, in, tokens);
   }
-  if (c.max_total_tokens) tokens = std::min(tokens, *c.max_total_tokens / c.page_size * c.page_size);
-  if (tokens <= 0) {
-    fail(r, StartupStage::kv_cache_sizing,
-         fmt::format("Not enough memory. Please try to increase --mem-fraction-static. Current value: "
-                     "mem_fraction_static={}",
-                     f.mem_fraction_static));
-    return finish();
-  }
-  r.kv_tokens = tokens;
-  r.kv_blocks = tokens / c.page_size;
-  f.max_num_reqs = c.max_running_requests ? *c.max_running_requests : sglang_max_num_reqs(tokens, context_len);
-  f.max_running_requests = sglang_max_running_requests(tokens, f.max_num_reqs, c.max_running_requests);
-  r.max_running_requests = f.max_running_requests;
-
-  // Token-to-KV pool (§2.2): 2·L tensors [size + page, Hkv, D] (K and V per layer), or L MLA
-  // tensors [size + page, 1, kv_lora_rank + rope]; the first page is the dummy sink.
-  const auto rows = static_cast<Bytes>(tokens + c.page_size);
-  const int tensors = layout.mla ? layout.layers : 2 * layout.layers;
-  const Bytes per_token = layout.mla ? layout.bytes_per_token_per_layer : layout.bytes_per_token_per_layer / 2;
-  const Bytes per_tensor = rows * per_token;
-  if (!allocate_kv_cache(r, d, tensors, per_tensor)) return finish();
-  r.log.push_back(fmt::format("KV Cache is allocated. #tokens: {}, K size: {:.2f} GB, V size: {:.2f} GB", tokens,
-                              static_cast<double>(r.bytes.kv_cache) / 2 / static_cast<double>(GiB),
-                              static_cast<double>(r.bytes.kv_cache) / 2 / static_cast<double>(GiB)));
-
-  // ReqToTokenPool (§2.3): inside the 1 − MFS margin.
-  if (!allocate_request_pool(r, d, sglang_req_to_token_pool_bytes(f.max_num_reqs, context_len))) return finish();
 
   // init_cublas: the first GEMM creates the cuBLAS workspaces outside the allocator (§5).
-  initialise_cublas(m, d);
+  bool init_cublas() {
+    initialise_cublas(r_.memory, d_);
+    return true;
+  }
 
   // init_attention_backend: FlashInfer's global workspace (§5) or aiter's per-request partitions
   // (§2.5), sized by the request pool's rows and the query heads on this rank.
-  if (*c.attention_backend == SglangAttentionBackend::flashinfer) {
-    r.forward.attention = model::AttentionBackend::flashinfer;
-    r.forward.attention_workspace = model::kSglangFlashInferWorkspace;
-  } else {
-    // aiter's CK kernels return the log-sum-exp like flash-attn; the workspace is its own.
-    r.forward.attention = model::AttentionBackend::flash_attn;
-    r.forward.attention_workspace =
-        aiter_workspace_bytes(f.max_num_reqs, d.model.heads / d.tp, d.model.head_dim, workspace_context(tokens));
+  bool init_attention_backend() {
+    if (*c_.attention_backend == SglangAttentionBackend::flashinfer) {
+      r_.forward.attention = model::AttentionBackend::flashinfer;
+      r_.forward.attention_workspace = model::kSglangFlashInferWorkspace;
+    } else {
+      // aiter's CK kernels return the log-sum-exp like flash-attn; the workspace is its own.
+      r_.forward.attention = model::AttentionBackend::flash_attn;
+      r_.forward.attention_workspace = aiter_workspace_bytes(f_.max_num_reqs, d_.model.heads / d_.tp, d_.model.head_dim,
+                                                             workspace_context(r_.kv_tokens));
+    }
+    return allocate_attention_workspace(r_, d_, r_.forward.attention_workspace);
   }
-  if (!allocate_attention_workspace(r, d, r.forward.attention_workspace)) return finish();
 
   // init_device_graphs: decode graphs up to cuda_graph_max_bs, one global pool (§2.3).
-  if (!c.disable_cuda_graph) {
+  bool init_device_graphs() {
+    if (c_.disable_cuda_graph) return true;
     std::vector<int> sizes;
-    if (c.cuda_graph_bs) {
-      for (int s : *c.cuda_graph_bs)
-        if (s <= f.max_num_reqs) sizes.push_back(s);
+    if (c_.cuda_graph_bs) {
+      for (int s : *c_.cuda_graph_bs)
+        if (s <= f_.max_num_reqs) sizes.push_back(s);
     } else {
-      sizes = sglang_cuda_graph_batch_sizes(*c.cuda_graph_max_bs, f.max_num_reqs);
+      sizes = sglang_cuda_graph_batch_sizes(*c_.cuda_graph_max_bs, f_.max_num_reqs);
     }
-    if (!capture_decode_graphs(r, d, sizes)) return finish();
-    r.graph_batch_sizes = sizes;
+    if (!capture_decode_graphs(r_, d_, sizes)) return false;
+    r_.graph_batch_sizes = sizes;
+    return true;
   }
-  if (!allocate_canary(r, d, directives.canary)) return finish();
-  r.ok = true;
-  r.stage = StartupStage::serving;
-  return finish();
+
+  const Deployment& d_;
+  SglangConfig c_;
+  const StartupDirectives& directives_;
+  StartupResult r_;
+  SglangFigures f_;
+  std::int64_t context_len_ = 0;
+  model::KvLayout layout_;
+};
+
+}  // namespace
+
+StartupResult sglang_startup(const Deployment& d, SglangConfig c, const StartupDirectives& directives) {
+  return SglangStartup(d, std::move(c), directives).run();
 }
 
 }  // namespace headroom::engine

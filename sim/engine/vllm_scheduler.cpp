@@ -101,8 +101,6 @@ VllmScheduler::VllmScheduler(const VllmSchedulerLimits& limits)
   last_.reserve(reserve);
 }
 
-void VllmScheduler::attach(RequestTable* table) { table_ = table; }
-
 RequestState& VllmScheduler::row(std::uint64_t id) const {
   if (!table_) broken("no request table attached");
   if (!table_->contains(id)) broken(id_text(id) + " is not in the request table");
@@ -122,11 +120,11 @@ KvRequest VllmScheduler::kv_view(const RequestState& r) const {
 
 void VllmScheduler::add_request(std::uint64_t id) {
   RequestState& r = row(id);
-  if (added_.dropped(id) || (added_.contains(id) && added_[id]) || r.status != RequestStatus::waiting || r.computed_tokens != 0 ||
+  if (slots_.dropped(id) || (slots_.contains(id) && slots_[id]) || r.status != RequestStatus::waiting || r.computed_tokens != 0 ||
       r.output_tokens != 0)
     broken(id_text(id) + " was added twice or is not a new request");
-  added_.extend_to(id);
-  added_[id] = 1;
+  slots_.extend_to(id);
+  slots_[id] = 1;
   // Tokens the request's KV can reach: its last output token is sampled, never fed.
   const Tokens longest = std::min(r.prompt_tokens + r.max_output_tokens, limits_.max_model_len) - 1;
   const bool rejected = r.prompt_tokens < 1 || r.prompt_tokens >= limits_.max_model_len || r.max_output_tokens < 1 ||
@@ -175,7 +173,7 @@ void VllmScheduler::schedule(Seconds now, StepPlan& plan) {
   if (step_in_flight_) broken("schedule called before the previous step completed or was dropped");
   plan.clear();
   prefills_.clear();
-  plan.aborted.swap(pending_aborts_);  // both keep their capacity
+  report_pending_aborts(plan);
   Tokens budget = limits_.max_num_batched_tokens;
   const Tokens threshold = limits_.long_prefill_token_threshold.value_or(0);
   auto cap = [&](Tokens n) {
@@ -270,7 +268,7 @@ void VllmScheduler::complete_step(const StepPlan& plan, Seconds now, std::vector
 
 void VllmScheduler::release(std::uint64_t id) {
   if (cache_.block_table(id).size() != 0) broken(id_text(id) + " released while holding KV blocks");
-  added_.drop(id);
+  slots_.drop(id);
   cache_.release(id);
 }
 
@@ -349,7 +347,7 @@ void VllmScheduler::check_invariants() const {
       continue;
     }
     const RequestState& r = table[id];
-    if (!added_.contains(id) || added_.dropped(id) || !added_[id]) {
+    if (!slots_.contains(id) || slots_.dropped(id) || !slots_[id]) {
       if (where[i] != 0 || !blocks.empty()) broken(id_text(id) + " was never added but is queued or holds KV");
       continue;
     }

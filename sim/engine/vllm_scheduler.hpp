@@ -28,7 +28,7 @@
 
 #include "sim/engine/engine_config.hpp"
 #include "sim/engine/paged_kv_cache.hpp"
-#include "sim/engine/scheduler.hpp"
+#include "sim/engine/request_book.hpp"
 
 namespace headroom::engine {
 
@@ -50,12 +50,12 @@ struct VllmSchedulerLimits {
 // InputError for a block count beyond 32 bits (a num_gpu_blocks_override nobody can allocate).
 VllmSchedulerLimits vllm_scheduler_limits(const VllmConfig& resolved, std::int64_t num_blocks);
 
-class VllmScheduler final : public Scheduler {
+// Its state per request id (RequestBook): whether add_request has seen the request.
+class VllmScheduler final : public RequestBook<std::uint8_t> {
  public:
   // Throws InputError naming the limit when one is below 1 (num_blocks below 2, a negative threshold).
   explicit VllmScheduler(const VllmSchedulerLimits& limits);
 
-  void attach(RequestTable* table) override;
   // The row must exist in the table with status waiting; see above for the requests aborted here.
   void add_request(std::uint64_t id) override;
   void schedule(Seconds now, StepPlan& plan) override;
@@ -101,7 +101,7 @@ class VllmScheduler final : public Scheduler {
     std::size_t head_ = 0, size_ = 0;
   };
 
-  RequestState& row(std::uint64_t id) const;
+  RequestState& row(std::uint64_t id) const;  // RequestBook::row, checked
   KvRequest kv_view(const RequestState& r) const;
   void preempt(std::uint64_t id, StepPlan& plan);
   void add_to_plan(const RequestState& r, Tokens new_tokens, StepPlan& plan);
@@ -110,11 +110,8 @@ class VllmScheduler final : public Scheduler {
 
   VllmSchedulerLimits limits_;
   PagedKvCache cache_;
-  RequestTable* table_ = nullptr;
   std::vector<std::uint64_t> running_;
   IdRing waiting_;
-  IdWindow<std::uint8_t> added_;  // by request id: add_request has seen it
-  std::vector<std::uint64_t> pending_aborts_;  // rejected on arrival, reported with the next plan
   SchedulerCounters counters_;
 
   std::vector<ScheduledRequest> prefills_;  // scratch: prefills wait here so decodes lead the plan

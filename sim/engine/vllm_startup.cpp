@@ -2,6 +2,9 @@
 // determine_available_memory / initialize_from_config / compile_or_warm_up_model.
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -63,191 +66,252 @@ std::vector<std::vector<int>> graph_passes(const VllmConfig& c) {
   return {};
 }
 
-}  // namespace
+// vLLM's start-up as the engine core and its worker run it (§1.1, §1.2): one method per step, in
+// order; a step that fails records the failure in the result and the cascade stops there.
+class VllmStartup {
+ public:
+  VllmStartup(const Deployment& d, VllmConfig c, const StartupDirectives& directives) : d_(d), directives_(directives) {
+    r_.engine = model::Engine::vllm;
+    r_.filled = resolve(c, d);
+    r_.config = c;
+    c_ = std::move(c);
+    T_ = *c_.max_num_batched_tokens;
+    N_ = std::min(*c_.max_num_seqs, T_);
+    block_ = *c_.block_size;
+    r_.kv_block_tokens = block_;
+    r_.max_running_requests = *c_.max_num_seqs;
+    r_.sampler.kind = c_.sampler;
+    r_.forward.attention = *c_.attention_backend == VllmAttentionBackend::flashinfer ? model::AttentionBackend::flashinfer
+                                                                                      : model::AttentionBackend::flash_attn;
+    // vLLM #37442 cached a zeroed MLA decode output per layer, sized by max_num_seqs (§4c).
+    r_.forward.mla_decode_out = c_.mla_decode_out;
+    r_.forward.mla_decode_out_rows = *c_.max_num_seqs;
+    // torch.compile's liveness unless enforce_eager runs the model code as plain Python, whose
+    // decoder loop holds each layer's input until the layer returns (forward_program.hpp).
+    r_.forward.caller_holds_layer_input = c_.enforce_eager;
+    r_.memory = make_serving_memory(d);
+  }
 
-StartupResult vllm_startup(const Deployment& d, VllmConfig c, const StartupDirectives& directives) {
-  StartupResult r;
-  r.engine = model::Engine::vllm;
-  r.filled = resolve(c, d);
-  r.config = c;
-  VllmFigures f;
-  const std::int64_t T = *c.max_num_batched_tokens;
-  const std::int64_t N = std::min(*c.max_num_seqs, T);
-  const int block = *c.block_size;
-  r.kv_block_tokens = block;
-  r.max_running_requests = *c.max_num_seqs;
-  r.sampler.kind = c.sampler;
-  r.forward.attention = *c.attention_backend == VllmAttentionBackend::flashinfer ? model::AttentionBackend::flashinfer
-                                                                                  : model::AttentionBackend::flash_attn;
-  // vLLM #37442 cached a zeroed MLA decode output per layer, sized by max_num_seqs (§4c).
-  r.forward.mla_decode_out = c.mla_decode_out;
-  r.forward.mla_decode_out_rows = *c.max_num_seqs;
-  // torch.compile's liveness unless enforce_eager runs the model code as plain Python, whose
-  // decoder loop holds each layer's input until the layer returns (forward_program.hpp).
-  r.forward.caller_holds_layer_input = c.enforce_eager;
-  r.memory = make_serving_memory(d);
-  ServingMemory& m = r.memory;
-  alloc::CachingAllocator& a = *m.allocator;
-  device::Device& dev = *m.device;
-  auto finish = [&]() -> StartupResult {
-    r.figures = f;
-    finish_bytes(r);
-    return std::move(r);
-  };
+  StartupResult run() {
+    if (init_device() && load_model() && determine_available_memory() && get_kv_cache_config() &&
+        initialize_kv_cache_tensors() && compile_or_warm_up_model() && allocate_canary(r_, d_, directives_.canary)) {
+      r_.ok = true;
+      r_.stage = StartupStage::serving;
+    }
+    r_.figures = f_;
+    finish_bytes(r_);
+    return std::move(r_);
+  }
+
+ private:
+  alloc::CachingAllocator& allocator() { return *r_.memory.allocator; }
+  device::Device& gpu() { return *r_.memory.device; }
+  std::int64_t non_torch_now() {
+    return static_cast<std::int64_t>(gpu().total() - gpu().free_bytes() - allocator().reserved_bytes());
+  }
 
   // init_device: the baseline snapshot and the utilisation check (§1.1).
-  const Bytes total = dev.total();
-  f.free_at_start = dev.free_bytes();
-  f.requested = static_cast<Bytes>(std::floor(static_cast<double>(total) * c.gpu_memory_utilization));
-  if (f.free_at_start < f.requested) {
-    fail(r, StartupStage::memory_check,
-         fmt::format("Free memory on device cuda:0 ({}/{} GiB) on startup is less than desired GPU memory "
-                     "utilization ({}, {} GiB). Decrease GPU memory utilization or reduce GPU memory used by "
-                     "other processes.",
-                     gib(static_cast<double>(f.free_at_start)), gib(static_cast<double>(total)),
-                     c.gpu_memory_utilization, gib(static_cast<double>(f.requested))));
-    return finish();
+  bool init_device() {
+    const Bytes total = gpu().total();
+    f_.free_at_start = gpu().free_bytes();
+    f_.requested = static_cast<Bytes>(std::floor(static_cast<double>(total) * c_.gpu_memory_utilization));
+    if (f_.free_at_start < f_.requested) {
+      fail(r_, StartupStage::memory_check,
+           fmt::format("Free memory on device cuda:0 ({}/{} GiB) on startup is less than desired GPU memory "
+                       "utilization ({}, {} GiB). Decrease GPU memory utilization or reduce GPU memory used by "
+                       "other processes.",
+                       gib(static_cast<double>(f_.free_at_start)), gib(static_cast<double>(total)),
+                       c_.gpu_memory_utilization, gib(static_cast<double>(f_.requested))));
+      return false;
+    }
+    non_torch_baseline_ = non_torch_now();
+    return true;
   }
-  auto non_torch_now = [&]() { return static_cast<std::int64_t>(total - dev.free_bytes() - a.reserved_bytes()); };
-  const std::int64_t non_torch_baseline = non_torch_now();
 
   // load_model: model_memory_usage is the torch-allocated growth.
-  if (!load_weights(r, d)) return finish();
-  f.model_memory_usage = r.bytes.weights;
+  bool load_model() {
+    if (!load_weights(r_, d_)) return false;
+    f_.model_memory_usage = r_.bytes.weights;
+    return true;
+  }
 
-  model::KvLayout layout = model::kv_layout(d.model, engine_traits(model::Engine::vllm).kv_pool, c.kv_cache_dtype, d.tp);
-  f.page_size = model::vllm_page_size_bytes(layout, block);
-  const int L = layout.layers;
-  // The first GEMM (the profile run, or a policy's own first forward) creates the cuBLAS workspaces.
-  initialise_cublas(m, d);
-  std::optional<std::int64_t> policy_tokens;
-  if (directives.kv_sizer) {
-    // A start-up policy decides the capacity in place of determine_available_memory.
-    KvSizingInputs in{d, r};
-    in.free_before_weights = f.free_at_start;
-    in.free_after_weights = dev.free_bytes();
-    in.non_torch_at_start = static_cast<Bytes>(non_torch_baseline);
-    in.kv_bytes_per_token = f.page_size * static_cast<Bytes>(L) / static_cast<Bytes>(block);
-    in.kv_block_tokens = block;
-    in.prefill_tokens = T;
-    in.batch_seqs = N;
-    in.max_graph_batch = c.cudagraph_mode == CudaGraphMode::none || c.cudagraph_capture_sizes->empty() ? 0 : c.cudagraph_capture_sizes->back();
-    for (const std::vector<int>& pass : graph_passes(c)) in.graph_sizes.insert(in.graph_sizes.end(), pass.begin(), pass.end());
-    const Bytes workspace = *c.attention_backend == VllmAttentionBackend::flashinfer ? model::kVllmFlashInferWorkspace : 0;
+  // determine_available_memory: the KV cache's bytes, from the profile run (§1.1) or a start-up
+  // policy's decision in its place.
+  bool determine_available_memory() {
+    const model::KvLayout layout =
+        model::kv_layout(d_.model, engine_traits(model::Engine::vllm).kv_pool, c_.kv_cache_dtype, d_.tp);
+    f_.page_size = model::vllm_page_size_bytes(layout, block_);
+    layers_ = layout.layers;
+    // The first GEMM (the profile run, or a policy's own first forward) creates the cuBLAS workspaces.
+    initialise_cublas(r_.memory, d_);
+    return directives_.kv_sizer ? policy_decides_kv() : profile_run();
+  }
+
+  // A start-up policy decides the capacity in place of determine_available_memory.
+  bool policy_decides_kv() {
+    KvSizingInputs in{d_, r_};
+    in.free_before_weights = f_.free_at_start;
+    in.free_after_weights = gpu().free_bytes();
+    in.non_torch_at_start = static_cast<Bytes>(non_torch_baseline_);
+    in.kv_bytes_per_token = f_.page_size * static_cast<Bytes>(layers_) / static_cast<Bytes>(block_);
+    in.kv_block_tokens = block_;
+    in.prefill_tokens = T_;
+    in.batch_seqs = N_;
+    in.max_graph_batch = c_.cudagraph_mode == CudaGraphMode::none || c_.cudagraph_capture_sizes->empty()
+                             ? 0
+                             : c_.cudagraph_capture_sizes->back();
+    for (const std::vector<int>& pass : graph_passes(c_)) in.graph_sizes.insert(in.graph_sizes.end(), pass.begin(), pass.end());
+    const Bytes workspace = *c_.attention_backend == VllmAttentionBackend::flashinfer ? model::kVllmFlashInferWorkspace : 0;
     in.workspace_bytes = [workspace](std::int64_t) { return workspace; };
-    policy_tokens = decide_kv_tokens(directives, in, 0);
-    if (!policy_tokens) return finish();
-    f.available_kv = static_cast<std::int64_t>(vllm_request_kv_bytes(*policy_tokens, block, f.page_size, L));
-  } else {
-    // determine_available_memory: profile_run inside memory_profiling (§1.1). Attention metadata is
-    // absent, so no attention workspace is created or measured.
+    policy_tokens_ = decide_kv_tokens(directives_, in, 0);
+    if (!policy_tokens_) return false;
+    f_.available_kv = static_cast<std::int64_t>(vllm_request_kv_bytes(*policy_tokens_, block_, f_.page_size, layers_));
+    return true;
+  }
+
+  // profile_run inside memory_profiling (§1.1). Attention metadata is absent, so no attention
+  // workspace is created or measured.
+  bool profile_run() {
+    alloc::CachingAllocator& a = allocator();
     a.empty_cache();
     a.reset_peak_stats();
     const Bytes allocated_before = a.allocated_bytes();
-    model::ForwardOptions profile_forward = r.forward;
+    model::ForwardOptions profile_forward = r_.forward;
     profile_forward.attention_workspace = 0;
     model::AllocationProgram profile =
-        model::step_program(d.model, model::ForwardShape{T, N, 0, d.tp}, profile_forward, r.sampler);
-    model::ProgramRun run;
-    if (!run_eager(r, profile, run)) {
-      if (is_sampler_tensor(profile.ops[run.oom_op].tensor)) {
-        r.oom = *run.oom;
-        fail(r, StartupStage::profile_run, sampler_oom_message(N));
+        model::step_program(d_.model, model::ForwardShape{T_, N_, 0, d_.tp}, profile_forward, r_.sampler);
+    model::ProgramRun ran;
+    if (!run_eager(r_, profile, ran)) {
+      if (is_sampler_tensor(profile.ops[ran.oom_op].tensor)) {
+        r_.oom = *ran.oom;
+        fail(r_, StartupStage::profile_run, sampler_oom_message(N_));
       } else {
-        fail_oom(r, StartupStage::profile_run, *run.oom, d);
+        fail_oom(r_, StartupStage::profile_run, *ran.oom, d_);
       }
-      return finish();
+      return false;
     }
     const Bytes peak = static_cast<Bytes>(a.stats().allocated_bytes[alloc::kAll].peak);
     a.empty_cache();
-    f.torch_peak_increase = peak - allocated_before;
-    f.non_torch_increase = static_cast<Bytes>(std::max<std::int64_t>(0, non_torch_now() - non_torch_baseline));
+    f_.torch_peak_increase = peak - allocated_before;
+    f_.non_torch_increase = static_cast<Bytes>(std::max<std::int64_t>(0, non_torch_now() - non_torch_baseline_));
     const std::int64_t non_kv =
-        static_cast<std::int64_t>(f.model_memory_usage + f.torch_peak_increase + f.non_torch_increase);
-    f.available_kv = c.kv_cache_memory_bytes ? static_cast<std::int64_t>(*c.kv_cache_memory_bytes)
-                                             : static_cast<std::int64_t>(f.requested) - non_kv;
-    r.log.push_back(fmt::format("Available KV cache memory: {} GiB", gib(static_cast<double>(f.available_kv))));
+        static_cast<std::int64_t>(f_.model_memory_usage + f_.torch_peak_increase + f_.non_torch_increase);
+    f_.available_kv = c_.kv_cache_memory_bytes ? static_cast<std::int64_t>(*c_.kv_cache_memory_bytes)
+                                               : static_cast<std::int64_t>(f_.requested) - non_kv;
+    r_.log.push_back(fmt::format("Available KV cache memory: {} GiB", gib(static_cast<double>(f_.available_kv))));
+    return true;
+  }
 
-  }
   // get_kv_cache_config (§1.2): pages per layer, then the one-request check.
-  if (f.available_kv <= 0) {
-    fail(r, StartupStage::kv_cache_sizing,
-         "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
-         "the engine.");
-    return finish();
+  bool get_kv_cache_config() {
+    if (f_.available_kv <= 0) {
+      fail(r_, StartupStage::kv_cache_sizing,
+           "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
+           "the engine.");
+      return false;
+    }
+    const std::int64_t max_model_len = *c_.max_model_len;
+    const Bytes needed = vllm_request_kv_bytes(max_model_len, block_, f_.page_size, layers_);
+    if (needed > static_cast<Bytes>(f_.available_kv) && !directives_.skip_capacity_checks) {
+      fail(r_, StartupStage::kv_cache_sizing,
+           fmt::format("To serve at least one request with the model's max seq len ({}), {} GiB KV cache is needed, "
+                       "which is larger than the available KV cache memory ({} GiB). Based on the available memory, "
+                       "the estimated maximum model length is {}. Try increasing `gpu_memory_utilization` or "
+                       "decreasing `max_model_len` when initializing the engine.",
+                       max_model_len,
+                       gib(static_cast<double>((max_model_len + block_ - 1) / block_) *
+                           static_cast<double>(f_.page_size) * static_cast<double>(layers_)),
+                       gib(static_cast<double>(f_.available_kv)),
+                       vllm_estimate_max_model_len(f_.available_kv, block_, f_.page_size, layers_)));
+      return false;
+    }
+    r_.kv_blocks = policy_tokens_ ? *policy_tokens_ / block_
+                   : c_.num_gpu_blocks_override ? *c_.num_gpu_blocks_override
+                                                : vllm_num_blocks(f_.available_kv, f_.page_size, layers_);
+    // The scheduler holds a few words per block (engine_limits.hpp); beyond the limit only a larger
+    // block_size (or less memory) makes the cache simulable.
+    if (r_.kv_blocks > limits::kMaxKvBlocks)
+      throw EngineConfigError(
+          c_.num_gpu_blocks_override ? "num_gpu_blocks_override"
+          : c_.kv_cache_memory_bytes ? "kv_cache_memory_bytes"
+                                     : "block_size",
+          fmt::format("vllm: the KV cache would hold {} blocks of {} tokens, above the limit of {} (docs/limits.md); "
+                      "raise block_size or give the cache less memory",
+                      r_.kv_blocks, block_, limits::kMaxKvBlocks));
+    r_.kv_tokens = r_.kv_blocks * block_;
+    f_.max_concurrency = static_cast<double>(r_.kv_blocks) / static_cast<double>((max_model_len + block_ - 1) / block_);
+    r_.log.push_back(fmt::format("GPU KV cache size: {} tokens", r_.kv_tokens));
+    r_.log.push_back(
+        fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x", max_model_len, f_.max_concurrency));
+    return true;
   }
-  const Bytes needed = vllm_request_kv_bytes(*c.max_model_len, block, f.page_size, L);
-  if (needed > static_cast<Bytes>(f.available_kv) && !directives.skip_capacity_checks) {
-    fail(r, StartupStage::kv_cache_sizing,
-         fmt::format("To serve at least one request with the model's max seq len ({}), {} GiB KV cache is needed, "
-                     "which is larger than the available KV cache memory ({} GiB). Based on the available memory, "
-                     "the estimated maximum model length is {}. Try increasing `gpu_memory_utilization` or "
-                     "decreasing `max_model_len` when initializing the engine.",
-                     *c.max_model_len,
-                     gib(static_cast<double>((*c.max_model_len + block - 1) / block) * static_cast<double>(f.page_size) *
-                         static_cast<double>(L)),
-                     gib(static_cast<double>(f.available_kv)),
-                     vllm_estimate_max_model_len(f.available_kv, block, f.page_size, L)));
-    return finish();
-  }
-  r.kv_blocks = policy_tokens ? *policy_tokens / block
-                : c.num_gpu_blocks_override ? *c.num_gpu_blocks_override
-                                            : vllm_num_blocks(f.available_kv, f.page_size, L);
-  // The scheduler holds a few words per block (engine_limits.hpp); beyond the limit only a larger
-  // block_size (or less memory) makes the cache simulable.
-  if (r.kv_blocks > limits::kMaxKvBlocks)
-    throw EngineConfigError(
-        c.num_gpu_blocks_override ? "num_gpu_blocks_override" : c.kv_cache_memory_bytes ? "kv_cache_memory_bytes" : "block_size",
-        fmt::format("vllm: the KV cache would hold {} blocks of {} tokens, above the limit of {} (docs/limits.md); "
-                    "raise block_size or give the cache less memory",
-                    r.kv_blocks, block, limits::kMaxKvBlocks));
-  r.kv_tokens = r.kv_blocks * block;
-  f.max_concurrency = static_cast<double>(r.kv_blocks) /
-                      static_cast<double>((*c.max_model_len + block - 1) / block);
-  r.log.push_back(fmt::format("GPU KV cache size: {} tokens", r.kv_tokens));
-  r.log.push_back(
-      fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x", *c.max_model_len, f.max_concurrency));
 
   // initialize_kv_cache_tensors: one zeroed int8 tensor of page_size × num_blocks per layer.
-  if (!allocate_kv_cache(r, d, L, f.page_size * static_cast<Bytes>(r.kv_blocks))) return finish();
+  bool initialize_kv_cache_tensors() {
+    return allocate_kv_cache(r_, d_, layers_, f_.page_size * static_cast<Bytes>(r_.kv_blocks));
+  }
 
   // compile_or_warm_up_model: the first warm-up with attention metadata builds the backend's
-  // workspace (FlashInfer 256 MiB, §5), then graphs are captured into one private pool (§1.5).
-  if (*c.attention_backend == VllmAttentionBackend::flashinfer) {
-    r.forward.attention_workspace = model::kVllmFlashInferWorkspace;
-    if (!allocate_attention_workspace(r, d, r.forward.attention_workspace)) return finish();
+  // workspace (FlashInfer 256 MiB, §5), graphs are captured into one private pool (§1.5), then the
+  // dummy sampler runs.
+  bool compile_or_warm_up_model() {
+    if (*c_.attention_backend == VllmAttentionBackend::flashinfer) {
+      r_.forward.attention_workspace = model::kVllmFlashInferWorkspace;
+      if (!allocate_attention_workspace(r_, d_, r_.forward.attention_workspace)) return false;
+    }
+    return capture_model() && dummy_sampler_run();
   }
-  const Bytes free_before_capture = dev.free_bytes();
-  const std::vector<std::vector<int>> passes = graph_passes(c);
-  for (const std::vector<int>& pass : passes) {
-    if (!capture_decode_graphs(r, d, pass)) return finish();
-    r.graph_batch_sizes.insert(r.graph_batch_sizes.end(), pass.begin(), pass.end());
-  }
-  std::sort(r.graph_batch_sizes.begin(), r.graph_batch_sizes.end());
-  r.graph_batch_sizes.erase(std::unique(r.graph_batch_sizes.begin(), r.graph_batch_sizes.end()),
-                            r.graph_batch_sizes.end());
-  const Bytes free_after_capture = dev.free_bytes();
-  f.cudagraph_memory = free_before_capture > free_after_capture ? free_before_capture - free_after_capture : 0;
-  if (!passes.empty())
-    r.log.push_back(fmt::format("Graph capturing finished, took {} GiB", gib(static_cast<double>(f.cudagraph_memory))));
-  // The suggestion logged after capture, with its 150 MiB redundancy (§1.1); it changes nothing.
-  f.suggested_kv_cache_memory =
-      static_cast<std::int64_t>(f.requested) -
-      static_cast<std::int64_t>(f.model_memory_usage + f.torch_peak_increase + f.non_torch_increase +
-                                f.cudagraph_memory + 150 * MiB);
 
-  // The post-capture dummy sampler run over N requests; its blocks stay cached (§1.1).
-  model::AllocationProgram sampler = model::sampler_program(d.model, N, d.tp, r.sampler);
-  model::ProgramRun run;
-  if (!run_eager(r, sampler, run)) {
-    r.oom = *run.oom;
-    fail(r, StartupStage::sampler_warmup, sampler_oom_message(N));
-    return finish();
+  // capture_model: each pass of cudagraph_mode (§1.5), and the memory the capture took.
+  bool capture_model() {
+    const Bytes free_before_capture = gpu().free_bytes();
+    const std::vector<std::vector<int>> passes = graph_passes(c_);
+    for (const std::vector<int>& pass : passes) {
+      if (!capture_decode_graphs(r_, d_, pass)) return false;
+      r_.graph_batch_sizes.insert(r_.graph_batch_sizes.end(), pass.begin(), pass.end());
+    }
+    std::sort(r_.graph_batch_sizes.begin(), r_.graph_batch_sizes.end());
+    r_.graph_batch_sizes.erase(std::unique(r_.graph_batch_sizes.begin(), r_.graph_batch_sizes.end()),
+                               r_.graph_batch_sizes.end());
+    const Bytes free_after_capture = gpu().free_bytes();
+    f_.cudagraph_memory = free_before_capture > free_after_capture ? free_before_capture - free_after_capture : 0;
+    if (!passes.empty())
+      r_.log.push_back(fmt::format("Graph capturing finished, took {} GiB", gib(static_cast<double>(f_.cudagraph_memory))));
+    // The suggestion logged after capture, with its 150 MiB redundancy (§1.1); it changes nothing.
+    f_.suggested_kv_cache_memory =
+        static_cast<std::int64_t>(f_.requested) -
+        static_cast<std::int64_t>(f_.model_memory_usage + f_.torch_peak_increase + f_.non_torch_increase +
+                                  f_.cudagraph_memory + 150 * MiB);
+    return true;
   }
-  if (!allocate_canary(r, d, directives.canary)) return finish();
-  r.ok = true;
-  r.stage = StartupStage::serving;
-  return finish();
+
+  // _dummy_sampler_run after capture, over N requests; its blocks stay cached (§1.1).
+  bool dummy_sampler_run() {
+    model::AllocationProgram sampler = model::sampler_program(d_.model, N_, d_.tp, r_.sampler);
+    model::ProgramRun ran;
+    if (run_eager(r_, sampler, ran)) return true;
+    r_.oom = *ran.oom;
+    fail(r_, StartupStage::sampler_warmup, sampler_oom_message(N_));
+    return false;
+  }
+
+  const Deployment& d_;
+  VllmConfig c_;
+  const StartupDirectives& directives_;
+  StartupResult r_;
+  VllmFigures f_;
+  std::int64_t T_ = 0;  // max_num_batched_tokens
+  std::int64_t N_ = 0;  // the profile run's sequences: min(max_num_seqs, T)
+  int block_ = 0;
+  int layers_ = 0;      // the KV cache's layers (one page per layer and block)
+  std::int64_t non_torch_baseline_ = 0;
+  std::optional<std::int64_t> policy_tokens_;
+};
+
+}  // namespace
+
+StartupResult vllm_startup(const Deployment& d, VllmConfig c, const StartupDirectives& directives) {
+  return VllmStartup(d, std::move(c), directives).run();
 }
 
 }  // namespace headroom::engine

@@ -4,11 +4,13 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/core/error.hpp"
 #include "sim/engine/engine_registry.hpp"
 #include "sim/engine/startup.hpp"
 #include "sim/policy/policies.hpp"
+#include "sim/policy/policy_parameters.hpp"
 
 namespace headroom::policy {
 
@@ -26,11 +28,6 @@ constexpr std::array<std::pair<PolicyKind, std::string_view>, 10> kNames{{
     {PolicyKind::release_on_oom, "release_on_oom"},
     {PolicyKind::allocator, "allocator"},
 }};
-
-void check_fraction(std::optional<double> f, std::string_view what) {
-  if (f && !(*f > 0 && *f <= 1))
-    throw InputError(fmt::format("{}: fraction must be in (0, 1], got {}", what, *f));
-}
 
 }  // namespace
 
@@ -56,26 +53,24 @@ const std::vector<std::string_view>& policy_kind_names() {
 }
 
 std::string describe(const PolicySpec& s) {
-  const std::string_view kind = policy_kind_name(s.kind);
-  auto fraction = [&] { return s.fraction ? fmt::format("fraction={}", *s.fraction) : std::string("fraction=engine's"); };
-  switch (s.kind) {
-    case PolicyKind::engine:
-    case PolicyKind::workspace_cap:
-    case PolicyKind::shared_decode_buffer: return std::string(kind);
-    case PolicyKind::static_fraction:
-    case PolicyKind::workspace_aware: return fmt::format("{}({})", kind, fraction());
-    case PolicyKind::profiled:
-      return fmt::format("{}({}{}{})", kind, fraction(), s.margin ? ", margin=" + format_bytes(s.margin) : "",
-                         s.cudagraph_estimate ? ", cudagraph_estimate" : "");
-    case PolicyKind::fragmentation_buffer:
-      return fmt::format("{}({}, k={}, floor={})", kind, fraction(), s.k, format_bytes(s.floor));
-    case PolicyKind::auto_profile:
-      return fmt::format("{}(mem_fraction={}, canary={}, shrink={}, max_retries={})", kind, s.mem_fraction,
-                         format_bytes(s.canary), s.shrink, s.max_retries);
-    case PolicyKind::release_on_oom: return fmt::format("{}(canary={})", kind, format_bytes(s.canary));
-    case PolicyKind::allocator: return fmt::format("allocator({})", s.alloc_conf);
+  std::vector<std::string> shown;
+  for (const PolicyParameterUse& u : policy_table(s.kind)) {
+    const PolicyParameter& p = *u.parameter;
+    switch (u.shown) {
+      case Shown::always: shown.push_back(fmt::format("{}={}", p.name, parameter_text(s, p))); break;
+      case Shown::when_nonzero:
+        if (parameter_number(s, p) != 0) shown.push_back(fmt::format("{}={}", p.name, parameter_text(s, p)));
+        break;
+      case Shown::flag:
+        if (parameter_number(s, p) != 0) shown.emplace_back(p.name);
+        break;
+      case Shown::bare: shown.push_back(parameter_text(s, p)); break;
+      case Shown::hidden: break;
+    }
   }
-  return std::string(kind);
+  const std::string_view kind = policy_kind_name(s.kind);
+  if (shown.empty()) return std::string(kind);
+  return fmt::format("{}({})", kind, fmt::join(shown, ", "));
 }
 
 double engine_fraction(const engine::EngineConfig& config) {
@@ -94,14 +89,12 @@ PolicyStart DirectivePolicy::start(const engine::Deployment& deployment, const e
 
 std::unique_ptr<Policy> make_policy(const PolicySpec& spec) {
   const std::string what = describe(spec);
-  check_fraction(spec.fraction, what);
-  if (spec.k < 0) throw InputError(fmt::format("{}: k must be at least 0, got {}", what, spec.k));
-  if (!(spec.mem_fraction > 0 && spec.mem_fraction <= 1))
-    throw InputError(fmt::format("{}: mem_fraction must be in (0, 1], got {}", what, spec.mem_fraction));
-  if (!(spec.shrink > 0 && spec.shrink < 1))
-    throw InputError(fmt::format("{}: shrink must be in (0, 1), got {}", what, spec.shrink));
-  if (spec.max_retries < 0 || spec.max_retries > 100)
-    throw InputError(fmt::format("{}: max_retries must be in [0, 100], got {}", what, spec.max_retries));
+  // Every parameter with a range, whichever policy reads it, in the catalogue's order.
+  for (const PolicyParameter& p : policy_parameters()) {
+    if (!p.range || !parameter_set(spec, p)) continue;
+    const double v = parameter_number(spec, p);
+    if (!p.range->contains(v)) throw InputError(fmt::format("{}: {} must be {}, got {}", what, p.name, p.range->text(), v));
+  }
   switch (spec.kind) {
     case PolicyKind::engine: return make_engine_default(spec);
     case PolicyKind::static_fraction: return make_static_fraction(spec);

@@ -66,15 +66,15 @@ MemoryBudget engine_memory_budget(const engine::StartupResult& st, Bytes capacit
   return {static_cast<Bytes>(fraction * static_cast<double>(capacity)), fmt::format("{} {:g} × capacity", knob, fraction)};
 }
 
-nlohmann::json summary_json(const RunSummary& s) {
-  const engine::StartupResult& st = *s.startup;
+nlohmann::json summary_json(const RunContext& run, const Outcome& o) {
+  const engine::StartupResult& st = o.start.startup;
   nlohmann::json j;
-  j["scenario"] = s.scenario;
-  j["engine"] = s.engine;
-  j["model"] = s.model;
-  j["gpu"] = {{"profile", s.gpu}, {"source", s.gpu_source}, {"capacity_bytes", s.capacity}};
-  const MemoryBudget budget = s.policy_budget ? MemoryBudget{s.policy_budget->first, s.policy_budget->second}
-                                             : engine_memory_budget(st, s.capacity);
+  j["scenario"] = run.scenario;
+  j["engine"] = run.engine;
+  j["model"] = run.model;
+  j["gpu"] = {{"profile", run.gpu}, {"source", run.gpu_source}, {"capacity_bytes", run.capacity}};
+  const MemoryBudget budget = o.start.device_budget ? MemoryBudget{*o.start.device_budget, o.start.device_budget_rule}
+                                                    : engine_memory_budget(st, run.capacity);
   j["memory_budget"] = budget.rule.empty() ? nlohmann::json(nullptr)
                                            : nlohmann::json({{"bytes", budget.bytes}, {"rule", budget.rule}});
   nlohmann::json startup = {{"ok", st.ok},
@@ -114,7 +114,7 @@ nlohmann::json summary_json(const RunSummary& s) {
     j["metrics"] = {{"ttft_s", dist_json({})}, {"tpot_s", dist_json({})}, {"e2e_s", dist_json({})}};
     return j;
   }
-  const engine::ServingResult& r = *s.serving;
+  const engine::ServingResult& r = *o.serving;
   j["oom"] = r.ooms.empty() ? nlohmann::json(nullptr) : oom_json(r.ooms.front());
   nlohmann::json all = nlohmann::json::array();
   for (const auto& e : r.ooms) all.push_back(oom_json(e));
@@ -131,9 +131,8 @@ nlohmann::json summary_json(const RunSummary& s) {
   j["steps"] = {{"total", r.steps}, {"cuda_graph", r.graph_steps}};
   j["simulated_s"] = r.end_time_s;
   j["generated_tokens"] = r.generated_tokens;
-  j["throughput"] = {{"output_tokens_per_s", s.throughput_tokens_per_s},
-                     {"requests_per_s", s.throughput_requests_per_s}};
-  j["metrics"] = {{"ttft_s", dist_json(s.ttft)}, {"tpot_s", dist_json(s.tpot)}, {"e2e_s", dist_json(s.e2e)}};
+  j["throughput"] = {{"output_tokens_per_s", o.tokens_per_s}, {"requests_per_s", o.requests_per_s}};
+  j["metrics"] = {{"ttft_s", dist_json(o.ttft)}, {"tpot_s", dist_json(o.tpot)}, {"e2e_s", dist_json(o.e2e)}};
   j["memory"] = {{"peak_allocated_bytes", r.peak_allocated},
                  {"peak_reserved_bytes", r.peak_reserved},
                  {"fragmentation_at_peak_reserved",
@@ -144,11 +143,11 @@ nlohmann::json summary_json(const RunSummary& s) {
   return j;
 }
 
-std::string verdict(const RunSummary& s) {
-  const engine::StartupResult& st = *s.startup;
-  std::string who = fmt::format("{} on {} with {}", s.engine, s.gpu, s.model);
+std::string verdict(const RunContext& run, const Outcome& o) {
+  const engine::StartupResult& st = o.start.startup;
+  std::string who = fmt::format("{} on {} with {}", run.engine, run.gpu, run.model);
   if (!st.ok) return fmt::format("{} fails at start-up ({}): {}", who, engine::startup_stage_name(st.stage), st.failure);
-  const engine::ServingResult& r = *s.serving;
+  const engine::ServingResult& r = *o.serving;
   if (r.died) {
     const engine::OomEvent& e = r.ooms.front();
     return fmt::format("{} runs out of memory at {:.1f} s of the trace, in {} of a {}-token step, after serving {} of "

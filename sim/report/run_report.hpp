@@ -13,6 +13,7 @@
 #include "sim/engine/server.hpp"
 #include "sim/engine/startup_result.hpp"
 #include "sim/report/latency_histogram.hpp"
+#include "sim/report/outcome.hpp"
 #include "sim/report/percentiles.hpp"
 
 namespace headroom::report {
@@ -25,22 +26,18 @@ struct LatencyCollector {
   static Distribution summarize(const LatencyHistogram& h);
 };
 
-struct RunSummary {
+// What a run was, besides its outcome: the scenario, engine, model and GPU that summary.json and
+// the verdict name.
+struct RunContext {
   std::string scenario;
   std::string engine;
   std::string model;
   std::string gpu;
   std::string gpu_source;  // datasheet | measured
   Bytes capacity = 0;      // device memory this process sees
-  std::optional<std::pair<Bytes, std::string>> policy_budget;  // a start-up policy's budget line and rule
-  const engine::StartupResult* startup = nullptr;
-  const engine::ServingResult* serving = nullptr;  // null when start-up failed
-  Distribution ttft, tpot, e2e;
-  double throughput_tokens_per_s = 0;
-  double throughput_requests_per_s = 0;
 };
 
-nlohmann::json summary_json(const RunSummary& s);
+nlohmann::json summary_json(const RunContext& run, const Outcome& outcome);
 
 // The share of the device the engine was told it may use, as a budget line for the memory chart:
 // vLLM gpu_memory_utilization, SGLang mem_fraction_static (as start-up used it, after its heuristic),
@@ -53,7 +50,7 @@ MemoryBudget engine_memory_budget(const engine::StartupResult& startup, Bytes ca
 
 // One sentence: "vLLM on h100-sxm-80gb serves all 19,366 requests without an OOM" / "... dies at
 // 1,203.4 s: CUDA out of memory ...".
-std::string verdict(const RunSummary& s);
+std::string verdict(const RunContext& run, const Outcome& outcome);
 
 void write_request_header(std::ostream& out);
 void write_request_row(std::ostream& out, const engine::RequestRecord& r);

@@ -12,6 +12,7 @@ Outcome simulate(const Scenario& sc, const policy::PolicySpec& spec, const Simul
   engine::Deployment dep = deployment(sc);
   dep.check_allocator_each_operation = options.check_invariants;
   o.start = start_policy(sc, spec, dep);
+  if (options.on_started) options.on_started(o.start);
   if (o.start.startup.ok) {
     report::LatencyCollector lat;
     o.serving = serve(

@@ -1,6 +1,12 @@
 #include "sim/scenario/policy_yaml.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+#include <variant>
 #include <fstream>
 #include <sstream>
 
@@ -10,6 +16,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/text_file.hpp"
 #include "sim/core/yaml_load.hpp"
+#include "sim/policy/policy_parameters.hpp"
 
 namespace headroom::scenario {
 
@@ -29,22 +36,24 @@ policy::PolicyKind kind_of(const YamlSection& parent, const YAML::Node& at, std:
                           fmt::join(policy::policy_kind_names(), ", ")));
 }
 
-// The parameters each kind reads, `label` included.
+template <class Field>
+void assign_text(policy::PolicySpec& spec, Field field, std::string value) {
+  if constexpr (std::is_same_v<Field, std::string policy::PolicySpec::*>) spec.*field = std::move(value);
+  else throw std::logic_error("a text policy parameter on a field that is not text");
+}
+
+template <class Field>
+void assign_integer(policy::PolicySpec& spec, Field field, std::int64_t value) {
+  using V = std::remove_cvref_t<decltype(spec.*field)>;
+  if constexpr (std::is_same_v<V, int> || std::is_same_v<V, std::int64_t>) spec.*field = static_cast<V>(value);
+  else throw std::logic_error("an integer policy parameter on a field that is not an integer");
+}
+
+// The parameters each kind reads, `label` included (policy_parameters.hpp).
 std::vector<std::string> parameters_of(policy::PolicyKind kind) {
-  using K = policy::PolicyKind;
-  switch (kind) {
-    case K::engine:
-    case K::workspace_cap:
-    case K::shared_decode_buffer: return {"label"};
-    case K::static_fraction:
-    case K::workspace_aware: return {"label", "fraction"};
-    case K::profiled: return {"label", "fraction", "margin", "cudagraph_estimate"};
-    case K::fragmentation_buffer: return {"label", "fraction", "margin", "cudagraph_estimate", "k", "floor"};
-    case K::auto_profile: return {"label", "mem_fraction", "canary", "shrink", "max_retries", "min_probe_tokens"};
-    case K::release_on_oom: return {"label", "canary"};
-    case K::allocator: return {"label", "conf"};
-  }
-  return {"label"};
+  std::vector<std::string> v;
+  for (const policy::PolicyParameterUse& u : policy::policy_table(kind)) v.emplace_back(u.parameter->name);
+  return v;
 }
 
 double fraction_param(const YamlSection& p, std::string_view key, bool open_at_one) {
@@ -55,21 +64,33 @@ double fraction_param(const YamlSection& p, std::string_view key, bool open_at_o
   return d;
 }
 
+// One parameter as its type reads it.
+void read_parameter(const YamlSection& p, const policy::PolicyParameter& param, policy::PolicySpec& spec) {
+  using T = policy::ParameterType;
+  const std::string_view key = param.name;
+  switch (param.type) {
+    case T::text: std::visit([&](auto field) { assign_text(spec, field, p.text(key)); }, param.field); return;
+    case T::boolean: p.optional_bool(key, spec.*std::get<bool policy::PolicySpec::*>(param.field)); return;
+    case T::fraction:
+      policy::set_parameter_number(spec, param, fraction_param(p, key, param.range && param.range->hi_open));
+      return;
+    case T::number:
+      policy::set_parameter_number(spec, param, p.number(key, p.value(key), !(param.range && param.range->lo_open)));
+      return;
+    case T::bytes: spec.*std::get<Bytes policy::PolicySpec::*>(param.field) = p.bytes(key, true); return;
+    case T::integer: {
+      const auto lo = static_cast<std::int64_t>(param.range->lo);
+      const std::int64_t hi = std::isinf(param.range->hi) ? INT64_MAX : static_cast<std::int64_t>(param.range->hi);
+      std::visit([&](auto field) { assign_integer(spec, field, p.integer(key, p.value(key), lo, hi)); }, param.field);
+      return;
+    }
+  }
+}
+
 void read_parameters(const YamlSection& p, policy::PolicySpec& spec) {
   p.check_keys(parameters_of(spec.kind));
-  if (p.present("label")) spec.label = p.text("label");
-  if (p.present("fraction")) spec.fraction = fraction_param(p, "fraction", false);
-  if (p.present("margin")) spec.margin = p.bytes("margin", true);
-  p.optional_bool("cudagraph_estimate", spec.cudagraph_estimate);
-  if (p.present("k")) spec.k = p.number("k", p.value("k"), true);
-  if (p.present("floor")) spec.floor = p.bytes("floor", true);
-  if (p.present("mem_fraction")) spec.mem_fraction = fraction_param(p, "mem_fraction", false);
-  if (p.present("canary")) spec.canary = p.bytes("canary", true);
-  if (p.present("shrink")) spec.shrink = fraction_param(p, "shrink", true);
-  if (p.present("max_retries")) spec.max_retries = static_cast<int>(p.integer("max_retries", p.value("max_retries"), 0, 100));
-  if (p.present("min_probe_tokens"))
-    spec.min_probe_tokens = p.integer("min_probe_tokens", p.value("min_probe_tokens"), 1, INT64_MAX);
-  if (p.present("conf")) spec.alloc_conf = p.text("conf");
+  for (const policy::PolicyParameterUse& u : policy::policy_table(spec.kind))
+    if (p.present(u.parameter->name)) read_parameter(p, *u.parameter, spec);
 }
 
 policy::PolicySpec read_entry(const YamlSection& parent, const YAML::Node& entry, const std::string& key) {
@@ -130,21 +151,18 @@ std::vector<policy::PolicySpec> load_policies(const std::filesystem::path& path)
 }
 
 void emit_policy(YAML::Emitter& e, const policy::PolicySpec& spec) {
-  const std::vector<std::string> params = parameters_of(spec.kind);
-  auto has = [&](const char* p) { return std::find(params.begin(), params.end(), p) != params.end(); };
   e << YAML::BeginMap << YAML::Key << std::string(policy::policy_kind_name(spec.kind)) << YAML::Value << YAML::BeginMap;
-  if (!spec.label.empty()) e << YAML::Key << "label" << YAML::Value << spec.label;
-  if (has("fraction") && spec.fraction) e << YAML::Key << "fraction" << YAML::Value << *spec.fraction;
-  if (has("margin")) e << YAML::Key << "margin" << YAML::Value << spec.margin;
-  if (has("cudagraph_estimate")) e << YAML::Key << "cudagraph_estimate" << YAML::Value << spec.cudagraph_estimate;
-  if (has("k")) e << YAML::Key << "k" << YAML::Value << spec.k;
-  if (has("floor")) e << YAML::Key << "floor" << YAML::Value << spec.floor;
-  if (has("mem_fraction")) e << YAML::Key << "mem_fraction" << YAML::Value << spec.mem_fraction;
-  if (has("canary")) e << YAML::Key << "canary" << YAML::Value << spec.canary;
-  if (has("shrink")) e << YAML::Key << "shrink" << YAML::Value << spec.shrink;
-  if (has("max_retries")) e << YAML::Key << "max_retries" << YAML::Value << spec.max_retries;
-  if (has("min_probe_tokens")) e << YAML::Key << "min_probe_tokens" << YAML::Value << spec.min_probe_tokens;
-  if (has("conf")) e << YAML::Key << "conf" << YAML::Value << spec.alloc_conf;
+  for (const policy::PolicyParameterUse& u : policy::policy_table(spec.kind)) {
+    const policy::PolicyParameter& p = *u.parameter;
+    if (!policy::parameter_set(spec, p)) continue;  // an unset label or fraction: the default
+    e << YAML::Key << std::string(p.name) << YAML::Value;
+    std::visit(
+        [&](auto field) {
+          if constexpr (std::is_same_v<decltype(field), std::optional<double> policy::PolicySpec::*>) e << *(spec.*field);
+          else e << spec.*field;
+        },
+        p.field);
+  }
   e << YAML::EndMap << YAML::EndMap;
 }
 

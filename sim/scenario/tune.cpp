@@ -10,6 +10,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/parallel.hpp"
 #include "sim/engine/engine_registry.hpp"
+#include "sim/policy/policy_parameters.hpp"
 #include "sim/scenario/outcome.hpp"
 #include "sim/workload/make_source.hpp"
 
@@ -22,14 +23,10 @@ const std::vector<KnobInfo>& knobs() {
   static const std::vector<KnobInfo> k = [] {
     std::vector<KnobInfo> v;
     for (const engine::EngineTraits* e : engine::engines()) v.push_back({std::string(e->fraction_knob), true, ""});
-    v.insert(v.end(), {
-                          {"policy.fraction", true, ""},
-                          {"policy.mem_fraction", true, ""},
-                          {"policy.k", false, ""},
-                          {"policy.margin_mib", false, "MiB"},
-                          {"policy.floor_mib", false, "MiB"},
-                          {"policy.canary_mib", false, "MiB"},
-                      });
+    // A larger share of the device is more aggressive; a larger buffer, margin or canary less so.
+    for (const policy::PolicyParameter* p : policy::tunable_policy_parameters())
+      v.push_back({std::string(p->knob), p->type == policy::ParameterType::fraction,
+                   p->type == policy::ParameterType::bytes ? "MiB" : ""});
     return v;
   }();
   return k;
@@ -42,14 +39,21 @@ void require_engine(const Scenario& sc, const std::string& knob, const engine::E
         fmt::format("--knob {}: a knob of {}, and this scenario's engine is {}", knob, owner.name, mine.name));
 }
 
-void require_policy(const Scenario& sc, const std::string& knob, std::initializer_list<policy::PolicyKind> kinds) {
-  for (policy::PolicyKind k : kinds)
-    if (sc.policy.kind == k) return;
+// The knob's parameter must be one the scenario's policy reads (policy_parameters.hpp).
+void require_policy(const Scenario& sc, const std::string& knob, const policy::PolicyParameter& parameter) {
+  if (policy::policy_reads(sc.policy.kind, parameter)) return;
   std::vector<std::string> names;
-  for (policy::PolicyKind k : kinds) names.emplace_back(policy::policy_kind_name(k));
+  for (std::string_view name : policy::policy_kind_names())
+    if (policy::policy_reads(*policy::parse_policy_kind(name), parameter)) names.emplace_back(name);
   throw InputError(fmt::format("--knob {}: a parameter of the policy {}, and this scenario's policy is {} (set the "
                                "scenario's policy: key)",
                                knob, fmt::join(names, " or "), policy::policy_kind_name(sc.policy.kind)));
+}
+
+const policy::PolicyParameter* tunable_parameter(const std::string& knob) {
+  for (const policy::PolicyParameter* p : policy::tunable_policy_parameters())
+    if (p->knob == knob) return p;
+  return nullptr;
 }
 
 }  // namespace
@@ -72,7 +76,6 @@ KnobInfo knob_info(const Scenario& sc, const std::string& name) {
 }
 
 void set_knob(Scenario& sc, const std::string& name, double value) {
-  using K = policy::PolicyKind;
   auto fraction = [&](double v) {
     if (!(v > 0 && v <= 1)) throw InputError(fmt::format("--knob {}: {} is not a fraction in (0, 1]", name, v));
     return v;
@@ -86,25 +89,15 @@ void set_knob(Scenario& sc, const std::string& name, double value) {
     sc.engine_knob_place[name] = fmt::format("--knob {} = {}", name, value);
     require_engine(sc, name, *owner);
     owner->set_fraction(sc.engine, fraction(value));
-  } else if (name == "policy.fraction") {
-    require_policy(sc, name, {K::static_fraction, K::profiled, K::fragmentation_buffer, K::workspace_aware});
-    sc.policy.fraction = fraction(value);
-  } else if (name == "policy.mem_fraction") {
-    require_policy(sc, name, {K::auto_profile});
-    sc.policy.mem_fraction = fraction(value);
-  } else if (name == "policy.k") {
-    require_policy(sc, name, {K::fragmentation_buffer});
-    if (!(value >= 0)) throw InputError(fmt::format("--knob policy.k: {} is negative", value));
-    sc.policy.k = value;
-  } else if (name == "policy.margin_mib") {
-    require_policy(sc, name, {K::profiled, K::fragmentation_buffer});
-    sc.policy.margin = mib(value);
-  } else if (name == "policy.floor_mib") {
-    require_policy(sc, name, {K::fragmentation_buffer});
-    sc.policy.floor = mib(value);
-  } else if (name == "policy.canary_mib") {
-    require_policy(sc, name, {K::auto_profile, K::release_on_oom});
-    sc.policy.canary = mib(value);
+  } else if (const policy::PolicyParameter* p = tunable_parameter(name)) {
+    require_policy(sc, name, *p);
+    switch (p->type) {
+      case policy::ParameterType::fraction: policy::set_parameter_number(sc.policy, *p, fraction(value)); break;
+      case policy::ParameterType::bytes: sc.policy.*std::get<Bytes policy::PolicySpec::*>(p->field) = mib(value); break;
+      default:  // k, the one tunable plain number: at least 0
+        if (!(value >= 0)) throw InputError(fmt::format("--knob {}: {} is negative", name, value));
+        policy::set_parameter_number(sc.policy, *p, value);
+    }
   } else {
     throw InputError(fmt::format("--knob: unknown knob '{}'{}; expected one of {}", name,
                                  did_you_mean_suffix(name, knob_names()), fmt::join(knob_names(), ", ")));

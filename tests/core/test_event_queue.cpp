@@ -13,7 +13,7 @@ TEST_CASE("event queue: time order, ties in insertion order, the clock follows")
   q.schedule(2.0, EventKind::StepEnd, 1);
   q.schedule(1.0, EventKind::Arrival, 7);
   q.schedule(2.0, EventKind::Arrival, 8);
-  q.schedule(1.0, EventKind::StepStart, 9);
+  q.schedule(1.0, EventKind::StepEnd, 9);
   std::vector<std::uint64_t> order;
   while (!q.empty()) {
     Event e = q.pop();
