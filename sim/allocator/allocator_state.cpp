@@ -198,6 +198,8 @@ std::vector<Block*> CachingAllocator::seed_segment(Address address, StreamId str
   hot_.segment.increase(small_pool, 1);
   hot_.reserved_bytes.increase(small_pool, i64(total));
   if (total >= config_.max_split_size) stats_.oversize_segments.increase(1);
+  for (const SeedBlock& sb : blocks)
+    if (sb.pending_free) keep_active_apart();  // a freed block still active: the two counts part
   std::vector<Block*> made;
   Block* prev = nullptr;
   Address at = address;
@@ -219,8 +221,10 @@ std::vector<Block*> CachingAllocator::seed_segment(Address address, StreamId str
     const SeedBlock& sb = blocks[i];
     if (sb.allocated || sb.pending_free) {
       b->allocated = sb.allocated;
-      hot_.active.increase(small_pool, 1);
-      hot_.active_bytes.increase(small_pool, i64(b->size));
+      if (active_apart_) {
+        hot_.active.increase(small_pool, 1);
+        hot_.active_bytes.increase(small_pool, i64(b->size));
+      }
       hot_.requested_bytes.increase(small_pool, i64(b->requested_size));
       if (sb.allocated) {
         hot_.allocation.increase(small_pool, 1);

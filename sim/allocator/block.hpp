@@ -65,10 +65,27 @@ struct SizeKey {
   Address ptr;
 };
 struct SizeKeyCompare {
-  static auto tie(const Block& b) { return std::tuple(b.stream, b.size, b.ptr); }
-  static auto tie(const SizeKey& k) { return std::tuple(k.stream, k.size, k.ptr); }
+  // Field by field, as BySize: std::tuple's operator< tests each field twice (a < b, then b < a).
   template <class A, class B>
-  bool operator()(const A& a, const B& b) const { return tie(a) < tie(b); }
+  bool operator()(const A& a, const B& b) const {
+    if (a.stream != b.stream) return a.stream < b.stream;
+    if (a.size != b.size) return a.size < b.size;
+    return a.ptr < b.ptr;
+  }
+};
+// The best-fit search: lower_bound(stream, size, address 0) with the address dropped, since no block
+// sorts below address 0 (boost's lower_bound only asks block < key).
+struct FitKey {
+  StreamId stream;
+  Bytes size;
+};
+struct FitKeyCompare {
+  bool operator()(const Block& b, const FitKey& k) const {
+    return b.stream < k.stream || (b.stream == k.stream && b.size < k.size);
+  }
+  bool operator()(const FitKey& k, const Block& b) const {
+    return k.stream < b.stream || (k.stream == b.stream && k.size <= b.size);
+  }
 };
 struct AddressKey {
   StreamId stream;

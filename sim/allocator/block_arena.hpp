@@ -25,16 +25,12 @@ class BlockArena {
     return b;
   }
   void recycle(Block* b) {
-    // Field by field: the hook is already unlinked and stream_uses keeps its capacity.
-    b->ptr = b->size = b->requested_size = 0;
-    b->stream = 0;
-    b->pool = nullptr;
+    // Only the fields some make() caller does not set: every caller sets ptr, size, stream and pool,
+    // and a recycled block is free (not allocated, no events, no stream uses, unlinked hook), so
+    // gc_count_base is set again by the pool insert that any free block goes through.
+    b->requested_size = 0;
     b->prev = nullptr;
     b->expandable = nullptr;
-    b->stream_uses.clear();
-    b->gc_count_base = 0;
-    b->event_count = 0;
-    b->allocated = false;
     b->mapped = true;
     b->in_use = false;
     b->next = free_;

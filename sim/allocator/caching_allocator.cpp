@@ -53,38 +53,47 @@ bool CachingAllocator::expandable_for(const BlockPool&) const {
 
 Block* CachingAllocator::malloc(Bytes requested, StreamId stream) {
   assert(requested > 0 && "0-byte requests never reach the allocator");
+  // The cache path: round, pick the pool, best fit, split. Everything else is out of line.
   if (!needs_events_deferred_until_no_capture_.empty() && captures_underway_.empty()) [[unlikely]]
     process_events();
-  if (requested >= kOneExabyte) [[unlikely]] {
-    OomInfo info;
-    info.device = device_.spec().index;
-    info.requested = requested;
-    info.more_than_1eb = true;
-    last_oom_ = info;
-    return nullptr;
-  }
+  if (requested >= kOneExabyte) [[unlikely]]
+    return oversize_request(requested);
   AllocParams p;
   p.requested = requested;
   p.size = round_size(requested, config_, divisions_configured_);
   p.stream = stream;
   p.pool = &get_pool(p.size, stream);
-  p.alloc_size = segment_size_for(p.size, config_);
+  if (!get_free_block(p)) [[unlikely]]
+    return malloc_uncached(p);
+  Block* block = alloc_found_block(p, should_split(*p.block, p.size));
+  after_operation();
+  return block;
+}
 
-  bool found = get_free_block(p);
-  if (!found) [[unlikely]] {
-    if (gc_enabled()) garbage_collect_cached_blocks();
-    found = alloc_block(p, false) ||
-            (release_available_cached_blocks(p) && alloc_block(p, false)) ||
-            (captures_underway_.empty() && release_cached_blocks() && alloc_block(p, true));
-    if (!found) {
-      report_oom(p);
-      after_operation();
-      return nullptr;
-    }
+// Steps 4-9 of spec §3: no cached block fits, so the GC, the driver, the releases and retries, OOM.
+[[gnu::noinline]] Block* CachingAllocator::malloc_uncached(AllocParams& p) {
+  p.alloc_size = segment_size_for(p.size, config_);
+  if (gc_enabled()) garbage_collect_cached_blocks();
+  bool found = alloc_block(p, false) ||
+               (release_available_cached_blocks(p) && alloc_block(p, false)) ||
+               (captures_underway_.empty() && release_cached_blocks() && alloc_block(p, true));
+  if (!found) {
+    report_oom(p);
+    after_operation();
+    return nullptr;
   }
   Block* block = alloc_found_block(p, should_split(*p.block, p.size));
   after_operation();
   return block;
+}
+
+[[gnu::noinline]] Block* CachingAllocator::oversize_request(Bytes requested) {
+  OomInfo info;
+  info.device = device_.spec().index;
+  info.requested = requested;
+  info.more_than_1eb = true;
+  last_oom_ = info;
+  return nullptr;
 }
 
 HEADROOM_CACHE_PATH BlockPool& CachingAllocator::get_pool(Bytes size, StreamId stream) {
@@ -110,7 +119,7 @@ HEADROOM_CACHE_PATH bool CachingAllocator::get_free_block(AllocParams& p) {
 }
 
 HEADROOM_CACHE_PATH Block* CachingAllocator::find_free_block(BlockPool& pool, StreamId stream, Bytes size) const {
-  auto it = pool.blocks.lower_bound(SizeKey{stream, size, 0}, SizeKeyCompare{});
+  auto it = pool.blocks.lower_bound(FitKey{stream, size}, FitKeyCompare{});
   if (it == pool.blocks.end() || it->stream != stream) return nullptr;
 
   if (it->expandable) [[unlikely]] {
@@ -363,8 +372,10 @@ HEADROOM_CACHE_PATH Block* CachingAllocator::alloc_found_block(AllocParams& p, b
   const std::int64_t bsize = i64(block->size);
   hot_.allocation.increase(small, 1);
   hot_.allocated_bytes.increase(small, bsize);
-  hot_.active.increase(small, 1);
-  hot_.active_bytes.increase(small, bsize);
+  if (active_apart_) [[unlikely]] {
+    hot_.active.increase(small, 1);
+    hot_.active_bytes.increase(small, bsize);
+  }
   hot_.requested_bytes.increase(small, i64(p.requested));
   if (block->size >= config_.max_split_size) stats_.oversize_allocations.increase(1);
   return block;
@@ -407,22 +418,35 @@ HEADROOM_CACHE_PATH void CachingAllocator::release_allocation(Block* block) {
 }
 
 void CachingAllocator::free(Block* block) {
+  if (!block->stream_uses.empty()) [[unlikely]]
+    return free_with_stream_uses(block);
   release_allocation(block);
-  if (!block->stream_uses.empty()) [[unlikely]] {
-    if (!captures_underway_.empty()) {
-      // Events recorded during capture cannot be queried: defer until no capture is underway.
-      needs_events_deferred_until_no_capture_.push_back(block);
-    } else {
-      insert_events(block);
-    }
+  free_block(block);
+  after_operation();
+}
+
+[[gnu::noinline]] void CachingAllocator::free_with_stream_uses(Block* block) {
+  keep_active_apart();  // the block stays active after its allocation ends
+  release_allocation(block);
+  if (!captures_underway_.empty()) {
+    // Events recorded during capture cannot be queried: defer until no capture is underway.
+    needs_events_deferred_until_no_capture_.push_back(block);
   } else {
-    free_block(block);
+    insert_events(block);
   }
   after_operation();
 }
 
+void CachingAllocator::keep_active_apart() {
+  if (active_apart_) return;
+  hot_.active = hot_.allocation;
+  hot_.active_bytes = hot_.allocated_bytes;
+  active_apart_ = true;
+}
+
 void CachingAllocator::free_requested(Block* block) {
   // As free(), but the block waits for an event that only free_completed() ends.
+  keep_active_apart();
   release_allocation(block);
   // That one event stands for all of the block's events: a recorded free_completed is written when
   // the last event of the streams that used it (record_stream, insert_events) has completed.
@@ -525,8 +549,10 @@ HEADROOM_CACHE_PATH void CachingAllocator::free_block(Block* block) {
     if (net_inactive_bytes > 0) hot_.inactive_split_bytes.increase(small, net_inactive_bytes);
     else if (net_inactive_bytes < 0) hot_.inactive_split_bytes.decrease(small, -net_inactive_bytes);
   }
-  hot_.active.decrease(small, 1);
-  hot_.active_bytes.decrease(small, i64(original_size));
+  if (active_apart_) [[unlikely]] {
+    hot_.active.decrease(small, 1);
+    hot_.active_bytes.decrease(small, i64(original_size));
+  }
   hot_.requested_bytes.decrease(small, i64(requested));
 }
 

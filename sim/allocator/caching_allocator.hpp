@@ -77,6 +77,10 @@ class CachingAllocator {
   // torch.cuda.memory_stats(); the reference stays valid, its values are those of the last call.
   const AllocatorStats& stats() const {
     hot_.view_into(stats_);
+    if (!active_apart_) {  // active == allocation until some free waits for an event
+      stats_.active = stats_.allocation;
+      stats_.active_bytes = stats_.allocated_bytes;
+    }
     return stats_;
   }
   void reset_peak_stats() {
@@ -133,7 +137,12 @@ class CachingAllocator {
     bool block_in_free_set = false;  // found in the cache: still linked, unlinked by alloc_found_block
   };
 
-  // malloc path (spec §3), each step as in PyTorch.
+  // malloc path (spec §3), each step as in PyTorch. malloc() and free() hold the cache path (a
+  // cached block found, split, merged); what needs the device, events or a capture is out of line.
+  Block* malloc_uncached(AllocParams& p);
+  Block* oversize_request(Bytes requested);
+  void free_with_stream_uses(Block* block);
+  void keep_active_apart();
   BlockPool& get_pool(Bytes size, StreamId stream);
   bool get_free_block(AllocParams& p);
   Block* find_free_block(BlockPool& pool, StreamId stream, Bytes size) const;
@@ -180,6 +189,12 @@ class CachingAllocator {
   bool divisions_configured_ = false;  // any roundup_power2_divisions > 1 (cached for the hot path)
   mutable AllocatorStats stats_;  // scalar statistics; array ones are materialised from hot_
   mutable PooledStats hot_;       // array statistics, per pool (the hot path updates these)
+  // A block is active (PyTorch's active/active_bytes) from its malloc until its free completes; with
+  // no stream events those are the allocation's own bounds, so hot_.active and hot_.active_bytes are
+  // left untouched and read as hot_.allocation / hot_.allocated_bytes, current, peak and totals alike,
+  // until the first free that waits for an event (record_stream, a recorded free_requested, a
+  // replay's pending block) copies them and keeps them apart from then on.
+  bool active_apart_ = false;
   BlockArena arena_;
   BlockPool large_blocks_{false};
   BlockPool small_blocks_{true};
