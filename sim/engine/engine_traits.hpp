@@ -10,6 +10,7 @@
 
 #include "sim/core/yaml_section.hpp"
 #include "sim/engine/engine_config.hpp"
+#include "sim/engine/engine_flags.hpp"
 #include "sim/engine/scheduler.hpp"
 #include "sim/engine/startup.hpp"
 
@@ -61,6 +62,9 @@ struct EngineTraits {
   StartupResult (*start)(const Deployment& deployment, const EngineConfig& config,
                          const StartupDirectives& directives) = nullptr;
   std::unique_ptr<Scheduler> (*make_scheduler)(const StartupResult& startup) = nullptr;
+
+  // Its server's command line: launchers, flags and environment variables (<engine>_flags.cpp).
+  const EngineCommandLine& (*command_line)() = nullptr;
 };
 
 }  // namespace headroom::engine

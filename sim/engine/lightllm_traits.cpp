@@ -12,6 +12,8 @@ namespace headroom::engine {
 // lightllm_yaml.cpp
 EngineConfig read_lightllm_knobs(const YamlSection& s);
 void write_lightllm_knobs(YAML::Emitter& e, const EngineConfig& config);
+// lightllm_flags.cpp
+const EngineCommandLine& lightllm_command_line();
 
 namespace {
 
@@ -56,6 +58,7 @@ const EngineTraits& lightllm_traits() {
       .make_scheduler = [](const StartupResult& st) -> std::unique_ptr<Scheduler> {
         return std::make_unique<LightllmScheduler>(lightllm_scheduler_limits(of(st.config), st.kv_tokens));
       },
+      .command_line = lightllm_command_line,
   };
   return t;
 }

@@ -12,6 +12,8 @@ namespace headroom::engine {
 // sglang_yaml.cpp
 EngineConfig read_sglang_knobs(const YamlSection& s);
 void write_sglang_knobs(YAML::Emitter& e, const EngineConfig& config);
+// sglang_flags.cpp
+const EngineCommandLine& sglang_command_line();
 
 namespace {
 
@@ -62,6 +64,7 @@ const EngineTraits& sglang_traits() {
         return std::make_unique<SglangScheduler>(
             sglang_scheduler_limits(of(st.config), st.kv_tokens, st.max_running_requests));
       },
+      .command_line = sglang_command_line,
   };
   return t;
 }

@@ -11,6 +11,8 @@ namespace headroom::engine {
 // vllm_yaml.cpp
 EngineConfig read_vllm_knobs(const YamlSection& s);
 void write_vllm_knobs(YAML::Emitter& e, const EngineConfig& config);
+// vllm_flags.cpp
+const EngineCommandLine& vllm_command_line();
 
 namespace {
 
@@ -53,6 +55,7 @@ const EngineTraits& vllm_traits() {
       .make_scheduler = [](const StartupResult& st) -> std::unique_ptr<Scheduler> {
         return std::make_unique<VllmScheduler>(vllm_scheduler_limits(of(st.config), st.kv_blocks));
       },
+      .command_line = vllm_command_line,
   };
   return t;
 }
