@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "sim/core/yaml_section.hpp"
@@ -65,6 +66,9 @@ struct EngineTraits {
 
   // Its server's command line: launchers, flags and environment variables (<engine>_flags.cpp).
   const EngineCommandLine& (*command_line)() = nullptr;
+  // The engine's own flags that give its start-up the KV capacity `startup` got (under a policy that
+  // is no engine setting), as a user would paste them.
+  std::string (*capacity_setting)(const StartupResult& startup) = nullptr;
 };
 
 }  // namespace headroom::engine

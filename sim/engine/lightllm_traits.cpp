@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "sim/engine/engine_registry.hpp"
@@ -59,6 +60,8 @@ const EngineTraits& lightllm_traits() {
         return std::make_unique<LightllmScheduler>(lightllm_scheduler_limits(of(st.config), st.kv_tokens));
       },
       .command_line = lightllm_command_line,
+      // §3: --max_total_token_num skips the profile.
+      .capacity_setting = [](const StartupResult& st) { return fmt::format("--max_total_token_num {}", st.kv_tokens); },
   };
   return t;
 }

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "sim/engine/engine_registry.hpp"
@@ -65,6 +66,12 @@ const EngineTraits& sglang_traits() {
             sglang_scheduler_limits(of(st.config), st.kv_tokens, st.max_running_requests));
       },
       .command_line = sglang_command_line,
+      // §2.2: --max-total-tokens can only lower the pool the fraction's profile gives.
+      .capacity_setting =
+          [](const StartupResult& st) {
+            return fmt::format("--max-total-tokens {} (it only lowers the pool --mem-fraction-static sizes)",
+                               st.kv_tokens);
+          },
   };
   return t;
 }

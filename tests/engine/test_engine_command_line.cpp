@@ -246,3 +246,15 @@ TEST_CASE("every flag table is consistent: unique spellings, knobs the engine re
     }
   }
 }
+
+TEST_CASE("each engine names the flags that give a start-up the KV capacity a policy gave it") {
+  StartupResult st;
+  st.bytes.kv_cache = 56640000000;
+  st.kv_blocks = 27008;
+  st.kv_tokens = 432128;
+  CHECK(find_engine("vllm")->capacity_setting(st) ==
+        "--kv-cache-memory-bytes 56640000000 (or --num-gpu-blocks-override 27008)");
+  CHECK(find_engine("sglang")->capacity_setting(st) ==
+        "--max-total-tokens 432128 (it only lowers the pool --mem-fraction-static sizes)");
+  CHECK(find_engine("lightllm")->capacity_setting(st) == "--max_total_token_num 432128");
+}
