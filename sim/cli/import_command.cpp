@@ -1,6 +1,7 @@
 // headroom import [-o FILE] [--workload FILE] [--gpu PROFILE] -- <engine command line>: the server's
 // command line as a complete scenario (docs/import.md), on stdout or in FILE; what was ignored or
 // taken from the quickstart goes to stderr. Nothing is written when anything is wrong.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/import_words.hpp"
 #include "sim/core/atomic_file.hpp"
+#include "sim/core/error.hpp"
 #include "sim/scenario/import_scenario.hpp"
 
 namespace headroom::cli {
@@ -19,6 +21,7 @@ namespace headroom::cli {
 namespace {
 
 struct ImportArgs {
+  std::vector<std::string> command;  // the words CLI11 takes as positionals (all of them after `--`)
   std::string output;
   std::string workload;
   std::string gpu;
@@ -51,9 +54,18 @@ void add_import_command(CLI::App& app) {
   cmd->add_option("--workload", args->workload,
                   "The workload: a scenario or workload YAML, or a trace file (default: the quickstart's synthetic workload)");
   cmd->add_option("--gpu", args->gpu, "GPU profile: a built-in name or a profile YAML (default: the quickstart's h100-sxm-80gb)");
-  // Everything from the first word that is not one of the options above is the server's command line.
+  // The server's command line: after `--` CLI11 takes every word as a positional, in order (and
+  // leaves the `--` itself unparsed). Without `--` it would read the line's flags as its own.
+  cmd->add_option("command", args->command, "The server's command line, after -- (or quoted as one argument)");
   cmd->prefix_command();
-  cmd->callback([args, cmd] { import_command(*args, cmd->remaining()); });
+  cmd->callback([args, cmd] {
+    const std::vector<std::string> rest = cmd->remaining();
+    if (!rest.empty() && std::find(rest.begin(), rest.end(), "--") == rest.end())
+      throw InputError(fmt::format("engine command line: put -- before it (headroom import [-o FILE] -- {} ...) or "
+                                   "quote it as one argument; without -- its flags read as headroom's",
+                                   args->command.empty() ? std::string("vllm serve MODEL") : args->command.front()));
+    import_command(*args, args->command);
+  });
 }
 
 }  // namespace headroom::cli

@@ -30,7 +30,7 @@ const std::string kWorkload =
 
 }  // namespace
 
-TEST_CASE("import: the scenario on stdout, the notes on stderr, after -- or as one argument") {
+TEST_CASE("import: the scenario on stdout, the notes on stderr, after -- or as one argument, never bare") {
   const auto r = run_headroom("import -- " + kLine + " 2>/dev/null");
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.output, Catch::StartsWith("# Imported by headroom import (docs/import.md) from vLLM:\n#   vllm serve"));
@@ -39,9 +39,11 @@ TEST_CASE("import: the scenario on stdout, the notes on stderr, after -- or as o
   const auto quoted = run_headroom("import '" + kLine + "' 2>/dev/null");
   REQUIRE(quoted.exit_code == 0);
   CHECK(quoted.output == r.output);
-  const auto bare = run_headroom("import " + kLine + " 2>/dev/null");
-  REQUIRE(bare.exit_code == 0);
-  CHECK(bare.output == r.output);
+  // Without `--` CLI11 would take the line's flags for headroom's own: refused, saying what to do.
+  const auto bare = run_headroom("import " + kLine);
+  CHECK(bare.exit_code == 2);
+  CHECK(bare.output == "headroom: error: engine command line: put -- before it (headroom import [-o FILE] -- vllm ...) "
+                       "or quote it as one argument; without -- its flags read as headroom's\n");
   const auto notes = run_headroom("import -- " + kLine + " >/dev/null");
   CHECK(notes.output ==
         "headroom import: gpu: the quickstart's h100-sxm-80gb (no --gpu given)\n"
