@@ -47,7 +47,8 @@ struct RunArgs {
 };
 
 // The scenario `run` simulates: the file, or the one --cmd's command line makes (import_scenario).
-scenario::Scenario run_scenario(const RunArgs& a) {
+// `source_text`: set to the YAML --cmd made (scenario.resolved.yaml takes its workload from it).
+scenario::Scenario run_scenario(const RunArgs& a, std::string* source_text) {
   if (a.cmd.empty()) {
     if (!a.workload.empty() || !a.gpu.empty())
       throw InputError(fmt::format("{}: only with --cmd (a scenario file names its own)", a.workload.empty() ? "--gpu" : "--workload"));
@@ -62,6 +63,7 @@ scenario::Scenario run_scenario(const RunArgs& a) {
   if (!a.gpu.empty()) in.gpu = a.gpu;
   const scenario::ImportedScenario imported = scenario::import_scenario(in);
   for (const std::string& n : imported.notes) fmt::print(stderr, "  --cmd            {}\n", n);
+  if (source_text) *source_text = imported.yaml;
   return scenario::parse_scenario(imported.yaml, in.what, std::filesystem::current_path());
 }
 
@@ -115,7 +117,8 @@ void print_serving(const report::RunSummary& s) {
 
 void run(const RunArgs& a) {
   namespace fs = std::filesystem;
-  scenario::Scenario sc = run_scenario(a);
+  std::string source_text;  // --cmd's scenario, which is no file
+  scenario::Scenario sc = run_scenario(a, &source_text);
   if (a.png) report::require_chart_renderer("png");
   if (a.svg) report::require_chart_renderer("svg");
   fs::path out = a.out_dir.empty() ? scenario::default_output_folder(sc) : fs::path(a.out_dir);
@@ -176,7 +179,7 @@ void run(const RunArgs& a) {
   // Every output's text is ready before the first file is written (docs/bad-input.md), report.html
   // included: drawn from these texts, as `headroom report DIR` would draw it from the saved files.
   const std::string summary_text = j.dump(2) + "\n";
-  const std::string resolved = scenario::resolved_scenario_yaml(sc, st.config);
+  const std::string resolved = scenario::resolved_scenario_yaml(sc, st.config, source_text);
   std::ostringstream timeline;
   report::write_timeline_csv(timeline, st, st.ok ? serving.timeline : std::vector<engine::TimelinePoint>{});
   const std::string timeline_text = timeline.str();

@@ -47,7 +47,9 @@ std::string resolve_model(const engine::ImportedCommandLine& cl, const std::stri
       throw InputError(fmt::format("{}: {} '{}': the folder holds no config.json (headroom reads the model's "
                                    "architecture from it)",
                                    what, cl.model_flag, cl.model));
-    return p.lexically_normal().string();
+    fs::path normal = p.lexically_normal();
+    if (normal.filename().empty()) normal = normal.parent_path();  // "model/" names the folder "model"
+    return normal.string();
   }
   try {
     (void)model::catalogue_model(cl.model);

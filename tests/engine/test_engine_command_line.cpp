@@ -75,13 +75,14 @@ TEST_CASE("vllm serve: positional model, both spellings, =, --no-, lists, aliase
 
 TEST_CASE("python -m vllm.entrypoints.openai.api_server takes the model from --model") {
   const ImportedCommandLine c =
-      read("python3.12 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen2.5-7B-Instruct --enforce-eager "
-           "--kv-cache-memory-bytes 20G --num-gpu-blocks-override=4096 VLLM_USE_FLASHINFER_SAMPLER=1");
+      read("VLLM_USE_FLASHINFER_SAMPLER=1 python3.12 -m vllm.entrypoints.openai.api_server --model "
+           "Qwen/Qwen2.5-7B-Instruct --enforce-eager --kv-cache-memory-bytes 20G --num-gpu-blocks-override=4096");
   CHECK(c.engine->name == "vllm");
   CHECK(c.model == "Qwen/Qwen2.5-7B-Instruct");
   CHECK(c.model_flag == "--model");
   CHECK(knobs(c) == std::map<std::string, std::string>{
-                        {"enforce_eager", "true"}, {"kv_cache_memory_bytes", "21474836480"}, {"num_gpu_blocks_override", "4096"}});
+                        {"enforce_eager", "true"}, {"kv_cache_memory_bytes", "21474836480"},
+                        {"num_gpu_blocks_override", "4096"}, {"sampler", "flashinfer"}});
   CHECK_FALSE(c.tp);
 }
 

@@ -66,8 +66,9 @@ TEST_CASE("import: a vllm serve line becomes a scenario whose knobs are the flag
   // Where each part came from, in the file and for the terminal.
   CHECK_THAT(s.yaml, Catch::Contains("#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True vllm serve "
                                      "meta-llama/Llama-3.1-8B --tensor-parallel-size 2"));
+  // Lists wrap at 100 columns.
   CHECK_THAT(s.yaml, Catch::Contains("# Flags read into engine knobs: --gpu-memory-utilization, --max-num-seqs, "
-                                     "--max-num-batched-tokens, --enable-prefix-caching"));
+                                     "--max-num-batched-tokens,\n#   --enable-prefix-caching\n"));
   CHECK_THAT(s.yaml, Catch::Contains("# Ignored (no effect on GPU memory or step time): --port"));
   CHECK_THAT(s.yaml, Catch::Contains("# Workload: the quickstart's synthetic workload (no --workload given)"));
   CHECK(s.notes == std::vector<std::string>{"gpu: the quickstart's h100-sxm-80gb (no --gpu given)",
