@@ -25,9 +25,9 @@ void emit_engine(YAML::Emitter& e, const engine::EngineConfig& config) {
 }
 
 // The workload section as written, with file paths replaced by the resolved absolute ones.
-YAML::Node workload_node(const Scenario& s) {
+YAML::Node workload_node(const Scenario& s, const std::string& source_text) {
   std::error_code ec;
-  const std::string text = !s.source_text.empty()                  ? s.source_text
+  const std::string text = !source_text.empty()                    ? source_text
                            : std::filesystem::exists(s.file, ec) ? read_text_file(s.file, "scenario")
                                                                  : std::string();
   YAML::Node w = YAML::Clone(load_yaml(text, s.file)["workload"]);
