@@ -154,6 +154,12 @@ void set_knob(ImportedCommandLine& out, KnobSetting k) {
   out.knobs.push_back(std::move(k));
 }
 
+// The value words of the flag at `flag_at` (up to `last`), or its "=value", shown as "...".
+void hide_values(std::vector<std::string>& shown, std::size_t flag_at, std::size_t last, bool inline_value) {
+  if (inline_value) shown[flag_at] = shown[flag_at].substr(0, shown[flag_at].find('=') + 1) + "...";
+  for (std::size_t k = flag_at + 1; k <= last; ++k) shown[k] = "...";
+}
+
 void note_ignored(ImportedCommandLine& out, std::string name) {
   if (std::find(out.ignored.begin(), out.ignored.end(), name) == out.ignored.end()) out.ignored.push_back(std::move(name));
 }
@@ -241,6 +247,7 @@ ImportedCommandLine read_engine_command_line(std::span<const std::string> words,
                                  start, launchers_list()));
   }
   const EngineCommandLine& spec = out.engine->command_line();
+  out.shown.assign(words.begin(), words.end());
 
   // Every spelling of every flag, normalised; "--no-x" for a BooleanOptionalAction.
   std::map<std::string, std::pair<const EngineFlag*, bool>> by_name;  // → (flag, negated)
@@ -286,6 +293,7 @@ ImportedCommandLine read_engine_command_line(std::span<const std::string> words,
     }
     const EngineFlag& f = *found->second.first;
     const bool negated = found->second.second;
+    const std::size_t flag_at = i;
     const std::string flag(main_name(f));
     std::vector<std::string> values;
     switch (f.form) {
@@ -327,6 +335,7 @@ ImportedCommandLine read_engine_command_line(std::span<const std::string> words,
       }
       case FlagUse::ignored:
         note_ignored(out, flag);
+        hide_values(out.shown, flag_at, i, inline_value.has_value());
         break;
       case FlagUse::unmodelled:
         if (values.size() == 1 && in_list(f.values, values.front())) {
@@ -347,6 +356,8 @@ ImportedCommandLine read_engine_command_line(std::span<const std::string> words,
     const auto e = std::find_if(spec.env.begin(), spec.env.end(), [&](const EngineEnvVar& v) { return v.name == name; });
     if (e == spec.env.end()) {
       note_ignored(out, name);
+      for (std::string& w : out.shown)
+        if (w.starts_with(name + "=")) w = name + "=...";
       continue;
     }
     KnobSetting k{std::string(e->target), {}, false, name};

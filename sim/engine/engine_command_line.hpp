@@ -35,6 +35,9 @@ struct ImportedCommandLine {
   // Flags and environment variables that change neither memory nor time (names only: their values
   // may be secrets), and unmodelled flags given the value that changes nothing.
   std::vector<std::string> ignored;
+  // The words as given, with the values of ignored flags and variables shown as "..." (an API key
+  // or a token must not be repeated).
+  std::vector<std::string> shown;
 };
 
 // InputError "<what>: ..." naming the word, the flag and what was expected; unknown flags and the

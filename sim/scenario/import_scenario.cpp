@@ -168,7 +168,7 @@ ImportedScenario import_scenario(const ImportInputs& in) {
   std::vector<std::string> read;
   for (const engine::KnobSetting& k : cl.knobs) read.push_back(k.flag);
   std::string text = fmt::format("# Imported by headroom import (docs/import.md) from {}:\n#   {}\n",
-                                 cl.engine->label, shell_join(in.words));
+                                 cl.engine->label, shell_join(cl.shown));
   comment_list(text, "Flags read into engine knobs", read);
   comment_list(text, "Ignored (no effect on GPU memory or step time)", cl.ignored);
   if (!in.gpu) {

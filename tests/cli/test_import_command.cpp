@@ -8,7 +8,9 @@
 
 #include "tests/support/test_data.hpp"
 
+using headroom::test::headroom_binary;
 using headroom::test::q;
+using headroom::test::run_shell;
 using headroom::test::run_headroom;
 using headroom::test::slurp;
 using headroom::test::write;
@@ -31,12 +33,14 @@ const std::string kWorkload =
 }  // namespace
 
 TEST_CASE("import: the scenario on stdout, the notes on stderr, after -- or as one argument, never bare") {
-  const auto r = run_headroom("import -- " + kLine + " 2>/dev/null");
+  // run_shell appends 2>&1: each redirection here goes before a pipe into cat.
+  const auto r = run_shell(q(headroom_binary()) + " import -- " + kLine + " 2>/dev/null | cat");
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.output, Catch::StartsWith("# Imported by headroom import (docs/import.md) from vLLM:\n#   vllm serve"));
   CHECK_THAT(r.output, Catch::Contains("engine:\n  kind: vllm\n  gpu_memory_utilization: 0.85\n  max_num_seqs: 64\n"));
   CHECK_THAT(r.output, !Catch::Contains("sk-1"));  // an API key is never repeated
-  const auto quoted = run_headroom("import '" + kLine + "' 2>/dev/null");
+  CHECK_THAT(r.output, Catch::Contains("--max-num-seqs 64 --port ... --api-key ...\n"));
+  const auto quoted = run_shell(q(headroom_binary()) + " import '" + kLine + "' 2>/dev/null | cat");
   REQUIRE(quoted.exit_code == 0);
   CHECK(quoted.output == r.output);
   // Without `--` CLI11 would take the line's flags for headroom's own: refused, saying what to do.
@@ -44,7 +48,7 @@ TEST_CASE("import: the scenario on stdout, the notes on stderr, after -- or as o
   CHECK(bare.exit_code == 2);
   CHECK(bare.output == "headroom: error: engine command line: put -- before it (headroom import [-o FILE] -- vllm ...) "
                        "or quote it as one argument; without -- its flags read as headroom's\n");
-  const auto notes = run_headroom("import -- " + kLine + " >/dev/null");
+  const auto notes = run_shell(q(headroom_binary()) + " import -- " + kLine + " 2>&1 >/dev/null | cat");
   CHECK(notes.output ==
         "headroom import: gpu: the quickstart's h100-sxm-80gb (no --gpu given)\n"
         "headroom import: workload: the quickstart's synthetic workload (no --workload given)\n"

@@ -68,6 +68,12 @@ TEST_CASE("vllm serve: positional model, both spellings, =, --no-, lists, aliase
                                                         {"kv_cache_dtype", "fp8"},
                                                         {"attention_backend", "FLASHINFER"}});
   CHECK(c.allocator == "expandable_segments:True");
+  CHECK(shell_join(c.shown) ==
+        "VLLM_ATTENTION_BACKEND=FLASHINFER PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True HF_TOKEN=... "
+        "/opt/venv/bin/vllm serve meta-llama/Llama-3.1-8B -tp 2 --gpu_memory_utilization=0.85 --max-num-seqs 128 "
+        "--max-num-batched-tokens 16k --max-model-len 32K --no-enable-prefix-caching --cudagraph-capture-sizes 1 2 4 8 "
+        "--kv-cache-dtype fp8_e5m2 --port ... --api-key ... --host ... --dtype auto --max-num-seqs=256 "
+        "--disable-log-requests");
   // Names only, never values (an API key or a token is a secret); --dtype auto changes nothing.
   CHECK(c.ignored == std::vector<std::string>{"--port", "--api-key", "--host", "--dtype", "--disable-log-requests",
                                               "HF_TOKEN"});
