@@ -290,7 +290,7 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
       }
       c.safe = values[i];
     }
-    while (c.safe && c.failing && std::abs(*c.failing - *c.safe) > a.resolution) {
+    while (c.safe && c.failing && std::abs(*c.failing - *c.safe) > a.resolution * (1 + 1e-9)) {  // not 0.0050000000000000044
       const double mid = (*c.safe + *c.failing) / 2;
       Scenario s = variant_scenarios[v];
       set_knob(s, knob, mid);
