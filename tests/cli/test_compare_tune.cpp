@@ -315,4 +315,10 @@ TEST_CASE("release_on_oom: a canary taken from the KV cache absorbs one sampler 
   CHECK(guard["canary_released_s"].get<double>() == Approx(engine["first_oom"]["time_s"].get<double>()).margin(0.05));
   CHECK(engine["kv_tokens"].get<std::int64_t>() - guard["kv_tokens"].get<std::int64_t>() == 4096);
   CHECK(guard["requests"]["completed"] == 1500);
+  // A policy is no LightLLM setting: the flag giving a plain start-up the same KV capacity (issue 16).
+  CHECK(engine["engine_setting"].is_null());
+  const std::string setting = fmt::format("--max_total_token_num {}", guard["kv_tokens"].get<std::int64_t>());
+  CHECK(guard["engine_setting"] == setting);
+  CHECK_THAT(r.output, Catch::Contains("  as engine settings (the same KV capacity without the policy):\n"));
+  CHECK_THAT(r.output, Catch::Contains(setting + "\n"));
 }
