@@ -15,5 +15,6 @@ void add_fit_command(CLI::App& app);
 void add_calibrate_program_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_generate_trace_command(CLI::App& app);
+void add_import_command(CLI::App& app);
 
 }  // namespace headroom::cli

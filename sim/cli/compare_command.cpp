@@ -14,6 +14,7 @@
 #include "sim/cli/output_folder.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/engine/engine_registry.hpp"
 #include "sim/report/chart_images.hpp"
 #include "sim/report/compare_report_page.hpp"
 #include "sim/report/comparison_report.hpp"
@@ -65,6 +66,15 @@ void compare(const CompareArgs& a) {
   report::finish_comparison(rows);
   nlohmann::json j = report::comparison_json(sc.name, rows);
   j.update(scenario::deployment_facts_json(sc));
+  // For each policy that is no engine setting, the engine's own flags giving the KV capacity it got.
+  std::vector<std::string> settings(outcomes.size());
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    const scenario::Outcome& o = outcomes[i];
+    const bool engine_setting = o.spec.kind == policy::PolicyKind::engine || o.spec.kind == policy::PolicyKind::allocator;
+    if (o.started() && !engine_setting)
+      settings[i] = engine::engine_traits(o.start.startup.config).capacity_setting(o.start.startup);
+    j["policies"][i]["engine_setting"] = settings[i].empty() ? nlohmann::json(nullptr) : nlohmann::json(settings[i]);
+  }
   std::vector<std::string> files(outcomes.size());
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
     if (outcomes[i].started()) files[i] = fmt::format("timeline.{:02}.{}.csv", i, slug(outcomes[i].label));
@@ -96,6 +106,13 @@ void compare(const CompareArgs& a) {
     return;
   }
   report::print_comparison(std::cout, fmt::format("{}: {} policies on the same workload", sc.name, rows.size()), rows);
+  bool any_setting = false;
+  for (std::size_t i = 0; i < settings.size(); ++i) {
+    if (settings[i].empty()) continue;
+    if (!any_setting) fmt::print("  as engine settings (the same KV capacity without the policy):\n");
+    any_setting = true;
+    fmt::print("    {:<28} {}\n", outcomes[i].label, settings[i]);
+  }
   fmt::print("  outputs: {}/comparison.json, a timeline per policy, scenario.resolved.yaml, report.html\n", out.string());
   if (!images.empty()) fmt::print("  charts: {} files in {}\n", images.size(), out.string());
 }

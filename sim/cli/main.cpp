@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   headroom::cli::add_calibrate_program_command(app);
   headroom::cli::add_report_command(app);
   headroom::cli::add_generate_trace_command(app);
+  headroom::cli::add_import_command(app);
   // CLI11 reads an unknown command as a stray argument and says only "A subcommand is required".
   std::vector<std::string> names;
   for (const CLI::App* sub : std::as_const(app).get_subcommands([](const CLI::App*) { return true; }))

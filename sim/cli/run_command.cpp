@@ -15,6 +15,7 @@
 #include "sim/cli/output_folder.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/shell_words.hpp"
 #include "sim/engine/startup.hpp"
 #include "sim/policy/policy.hpp"
 #include "sim/report/chart_images.hpp"
@@ -23,6 +24,7 @@
 #include "sim/report/run_report.hpp"
 #include "sim/report/run_report_page.hpp"
 #include "sim/scenario/deployment_facts.hpp"
+#include "sim/scenario/import_scenario.hpp"
 #include "sim/scenario/resolved_scenario.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/scenario/outcome.hpp"
@@ -39,7 +41,31 @@ struct RunArgs {
   bool no_progress = false;
   bool png = false;
   bool svg = false;
+  std::string cmd;       // --cmd: a server's command line instead of a scenario (docs/import.md)
+  std::string workload;  // with --cmd: the workload (scenario::ImportInputs)
+  std::string gpu;       // with --cmd: the GPU profile
 };
+
+// The scenario `run` simulates: the file, or the one --cmd's command line makes (import_scenario).
+// `source_text`: set to the YAML --cmd made (scenario.resolved.yaml takes its workload from it).
+scenario::Scenario run_scenario(const RunArgs& a, std::string* source_text) {
+  if (a.cmd.empty()) {
+    if (!a.workload.empty() || !a.gpu.empty())
+      throw InputError(fmt::format("{}: only with --cmd (a scenario file names its own)", a.workload.empty() ? "--gpu" : "--workload"));
+    if (a.scenario.empty()) throw InputError("scenario is required (a scenario YAML, or --cmd \"<engine command line>\")");
+    return scenario::load_scenario(a.scenario);
+  }
+  if (!a.scenario.empty()) throw InputError(fmt::format("--cmd: give a scenario file or --cmd, not both (got '{}')", a.scenario));
+  scenario::ImportInputs in;
+  in.what = "--cmd";
+  in.words = shell_words(a.cmd, in.what);
+  if (!a.workload.empty()) in.workload = a.workload;
+  if (!a.gpu.empty()) in.gpu = a.gpu;
+  const scenario::ImportedScenario imported = scenario::import_scenario(in);
+  for (const std::string& n : imported.notes) fmt::print(stderr, "  --cmd            {}\n", n);
+  if (source_text) *source_text = imported.yaml;
+  return scenario::parse_scenario(imported.yaml, in.what, std::filesystem::current_path());
+}
 
 void print_startup(const scenario::Scenario& sc, const engine::StartupResult& st) {
   fmt::print("{}: {} on {} ({}), {} tp={}\n", sc.name, scenario::engine_label(st.config), sc.gpu.name, sc.gpu.source,
@@ -91,7 +117,8 @@ void print_serving(const report::Outcome& s) {
 
 void run(const RunArgs& a) {
   namespace fs = std::filesystem;
-  scenario::Scenario sc = scenario::load_scenario(a.scenario);
+  std::string source_text;  // --cmd's scenario, which is no file
+  scenario::Scenario sc = run_scenario(a, &source_text);
   if (a.png) report::require_chart_renderer("png");
   if (a.svg) report::require_chart_renderer("svg");
   fs::path out = a.out_dir.empty() ? scenario::default_output_folder(sc) : fs::path(a.out_dir);
@@ -132,7 +159,7 @@ void run(const RunArgs& a) {
   // Every output's text is ready before the first file is written (docs/bad-input.md), report.html
   // included: drawn from these texts, as `headroom report DIR` would draw it from the saved files.
   const std::string summary_text = j.dump(2) + "\n";
-  const std::string resolved = scenario::resolved_scenario_yaml(sc, st.config);
+  const std::string resolved = scenario::resolved_scenario_yaml(sc, st.config, source_text);
   std::ostringstream timeline;
   report::write_timeline_csv(timeline, st, st.ok ? outcome.serving->timeline : std::vector<engine::TimelinePoint>{});
   const std::string timeline_text = timeline.str();
@@ -162,7 +189,10 @@ void run(const RunArgs& a) {
 void add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("run", "Start an engine and replay a workload through it (a scenario file)");
-  cmd->add_option("scenario", args->scenario, "Scenario YAML (see docs/scenario.md)")->required();
+  cmd->add_option("scenario", args->scenario, "Scenario YAML (see docs/scenario.md)");
+  cmd->add_option("--cmd", args->cmd, "A server's command line instead of a scenario, quoted (docs/import.md)");
+  cmd->add_option("--workload", args->workload, "With --cmd: a scenario or workload YAML, or a trace file");
+  cmd->add_option("--gpu", args->gpu, "With --cmd: a GPU profile (built-in name or YAML)");
   cmd->add_option("-o,--output", args->out_dir, "Output folder (default: out/<scenario name>)");
   cmd->add_flag("--json", args->json, "Print summary.json instead of the text verdict");
   cmd->add_flag("--check", args->check, "Check the allocator's invariants after each of its operations (start-up included) and the scheduler's and KV manager's after every scheduler call (slow)");

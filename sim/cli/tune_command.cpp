@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -37,6 +38,8 @@ struct TuneArgs {
   unsigned threads = 0;
   bool png = false;
   bool svg = false;
+  std::optional<double> resolution;  // --resolution (TuneBisection)
+  std::optional<double> margin;      // --margin
 };
 
 std::pair<double, double> parse_range(const std::string& text) {
@@ -56,6 +59,11 @@ std::pair<double, double> parse_range(const std::string& text) {
 
 nlohmann::json or_null(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
+std::string margin_rule(const scenario::TuneResult& r) {
+  return r.knob.fraction ? "the larger of 0.01 and the cliff's spread over the variants"
+                         : "the cliff's spread over the variants";
+}
+
 nlohmann::json tune_json(const scenario::Scenario& sc, double lo, double hi, const scenario::TuneResult& r) {
   nlohmann::json j;
   j["scenario"] = sc.name;
@@ -73,6 +81,17 @@ nlohmann::json tune_json(const scenario::Scenario& sc, double lo, double hi, con
   j["threads"] = r.threads;
   j["simulations"] = r.simulations;
   j["wall_s"] = r.wall_s;
+  // The answer: each variant's cliff to the resolution, the margin kept below the worst one and the
+  // flag to paste.
+  const scenario::TuneAnswer& a = r.answer;
+  nlohmann::json cliffs = nlohmann::json::array();
+  for (const auto& c : a.cliffs)
+    cliffs.push_back({{"variant", c.variant}, {"safe", or_null(c.safe)}, {"failing", or_null(c.failing)},
+                      {"probes", c.probes}});
+  j["answer"] = {{"resolution", a.resolution}, {"cliffs", cliffs}, {"safe", or_null(a.safe)},
+                 {"cliff", or_null(a.cliff)}, {"spread", a.spread}, {"margin", a.margin},
+                 {"margin_rule", a.margin_given ? "given (--margin)" : margin_rule(r)}, {"value", or_null(a.value)},
+                 {"flag", a.flag.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.flag)}};
   j["frontier"] = nlohmann::json::array();
   for (const auto& p : r.frontier)
     j["frontier"].push_back({{"value", p.value}, {"started", p.started}, {"kv_tokens", p.kv_tokens},
@@ -100,12 +119,14 @@ void tune(const TuneArgs& a) {
       a.stress.empty() ? scenario::default_stress(sc) : scenario::parse_stress(a.stress);
   fs::path out = a.out_dir.empty() ? scenario::default_output_folder(sc) / "tune" : fs::path(a.out_dir);
   scenario::knob_info(sc, a.knob);  // a bad knob fails before the output folder is made
+  scenario::check_bisection({.resolution = a.resolution, .margin = a.margin});
   if (a.png) report::require_chart_renderer("png");
   if (a.svg) report::require_chart_renderer("svg");
   const std::string resolved = scenario::resolved_scenario_yaml(sc);
   const auto lock = open_output_folder(out);
 
-  scenario::TuneResult r = scenario::tune(sc, a.knob, lo, hi, a.points, variants, a.threads);
+  scenario::TuneResult r =
+      scenario::tune(sc, a.knob, lo, hi, a.points, variants, a.threads, {.resolution = a.resolution, .margin = a.margin});
   nlohmann::json j = tune_json(sc, lo, hi, r);
   // Every output's text is ready before the first file is written, report.html included: drawn from
   // these texts, as `headroom report DIR` would draw it from the saved files.
@@ -145,6 +166,22 @@ void tune(const TuneArgs& a) {
   else
     fmt::print("  best         none: every value ran out of memory or failed to start; widen the range\n");
   if (!r.monotone) fmt::print("  note         the frontier is not monotone: a value beyond the first failure passed\n");
+  const scenario::TuneAnswer& ans = r.answer;
+  std::vector<std::string> cliffs;
+  for (const auto& c : ans.cliffs)
+    cliffs.push_back(fmt::format("{} {}", c.variant,
+                                 !c.safe ? std::string("fails throughout")
+                                 : c.failing ? fmt::format("{:.6g}", *c.safe)
+                                             : fmt::format("{:.6g} (no failure in the range)", *c.safe)));
+  fmt::print("  cliff        safe to {:g}, by variant: {}; spread {:.6g}\n", ans.resolution, fmt::join(cliffs, ", "),
+             ans.spread);
+  if (ans.value)
+    fmt::print("  use          {} ({} = {:.6g}: {:.6g} {} the worst variant's safe value {:.6g}; margin {})\n",
+               ans.flag.empty() ? fmt::format("{} = {:.6g}", r.knob.name, *ans.value) : ans.flag, r.knob.name,
+               *ans.value, ans.margin, r.knob.higher_is_aggressive ? "below" : "above", *ans.safe,
+               ans.margin_given ? "given with --margin" : margin_rule(r));
+  else
+    fmt::print("  use          none: no value is safe on every variant; widen the range\n");
   fmt::print("  outputs      {}/frontier.csv, tune.json, scenario.resolved.yaml, report.html\n", out.string());
   if (!images.empty()) fmt::print("  charts       {} files in {}\n", images.size(), out.string());
 }
@@ -165,6 +202,11 @@ void add_tune_command(CLI::App& app) {
                   "Variants: base, rate:F, burst:N, seed:N, comma-separated, or none (default: base,rate:1.25,burst:2 "
                   "and seed:1 for synthetic workloads)");
   cmd->add_option("-o,--output", args->out_dir, "Output folder (default: out/<scenario name>/tune)");
+  cmd->add_option("--resolution", args->resolution,
+                  "Bisect each variant's cliff to this (default 0.005 for a fraction, an eighth of the grid step otherwise)");
+  cmd->add_option("--margin", args->margin,
+                  "Keep this far from the worst variant's cliff (default: the larger of 0.01 for a fraction and the cliff's "
+                  "spread over the variants)");
   cmd->add_flag("--json", args->json, "Print tune.json instead of the table");
   cmd->add_option("-j,--threads", args->threads, "Simulations at once (default: every core)");
   cmd->add_flag("--png", args->png, "Also render the report's charts to PNG files in the output folder (headless Chromium)");

@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "sim/core/yaml_section.hpp"
 #include "sim/engine/engine_config.hpp"
+#include "sim/engine/engine_flags.hpp"
 #include "sim/engine/scheduler.hpp"
 #include "sim/engine/startup.hpp"
 
@@ -61,6 +63,12 @@ struct EngineTraits {
   StartupResult (*start)(const Deployment& deployment, const EngineConfig& config,
                          const StartupDirectives& directives) = nullptr;
   std::unique_ptr<Scheduler> (*make_scheduler)(const StartupResult& startup) = nullptr;
+
+  // Its server's command line: launchers, flags and environment variables (<engine>_flags.cpp).
+  const EngineCommandLine& (*command_line)() = nullptr;
+  // The engine's own flags that give its start-up the KV capacity `startup` got (under a policy that
+  // is no engine setting), as a user would paste them.
+  std::string (*capacity_setting)(const StartupResult& startup) = nullptr;
 };
 
 }  // namespace headroom::engine

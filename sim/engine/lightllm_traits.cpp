@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "sim/engine/engine_registry.hpp"
@@ -12,6 +13,8 @@ namespace headroom::engine {
 // lightllm_yaml.cpp
 EngineConfig read_lightllm_knobs(const YamlSection& s);
 void write_lightllm_knobs(YAML::Emitter& e, const EngineConfig& config);
+// lightllm_flags.cpp
+const EngineCommandLine& lightllm_command_line();
 
 namespace {
 
@@ -56,6 +59,9 @@ const EngineTraits& lightllm_traits() {
       .make_scheduler = [](const StartupResult& st) -> std::unique_ptr<Scheduler> {
         return std::make_unique<LightllmScheduler>(lightllm_scheduler_limits(of(st.config), st.kv_tokens));
       },
+      .command_line = lightllm_command_line,
+      // §3: --max_total_token_num skips the profile.
+      .capacity_setting = [](const StartupResult& st) { return fmt::format("--max_total_token_num {}", st.kv_tokens); },
   };
   return t;
 }

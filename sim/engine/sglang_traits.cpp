@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "sim/engine/engine_registry.hpp"
@@ -12,6 +13,8 @@ namespace headroom::engine {
 // sglang_yaml.cpp
 EngineConfig read_sglang_knobs(const YamlSection& s);
 void write_sglang_knobs(YAML::Emitter& e, const EngineConfig& config);
+// sglang_flags.cpp
+const EngineCommandLine& sglang_command_line();
 
 namespace {
 
@@ -62,6 +65,13 @@ const EngineTraits& sglang_traits() {
         return std::make_unique<SglangScheduler>(
             sglang_scheduler_limits(of(st.config), st.kv_tokens, st.max_running_requests));
       },
+      .command_line = sglang_command_line,
+      // §2.2: --max-total-tokens can only lower the pool the fraction's profile gives.
+      .capacity_setting =
+          [](const StartupResult& st) {
+            return fmt::format("--max-total-tokens {} (it only lowers the pool --mem-fraction-static sizes)",
+                               st.kv_tokens);
+          },
   };
   return t;
 }

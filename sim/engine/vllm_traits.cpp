@@ -1,6 +1,7 @@
 // vLLM as the other layers see it (docs/serving-memory-model.md §1).
 #include <cmath>
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "sim/engine/engine_registry.hpp"
@@ -11,6 +12,8 @@ namespace headroom::engine {
 // vllm_yaml.cpp
 EngineConfig read_vllm_knobs(const YamlSection& s);
 void write_vllm_knobs(YAML::Emitter& e, const EngineConfig& config);
+// vllm_flags.cpp
+const EngineCommandLine& vllm_command_line();
 
 namespace {
 
@@ -53,6 +56,14 @@ const EngineTraits& vllm_traits() {
       .make_scheduler = [](const StartupResult& st) -> std::unique_ptr<Scheduler> {
         return std::make_unique<VllmScheduler>(vllm_scheduler_limits(of(st.config), st.kv_blocks));
       },
+      .command_line = vllm_command_line,
+      // §1.1: --kv-cache-memory-bytes skips the memory accounting; §1.2: --num-gpu-blocks-override
+      // replaces the computed block count.
+      .capacity_setting =
+          [](const StartupResult& st) {
+            return fmt::format("--kv-cache-memory-bytes {} (or --num-gpu-blocks-override {})", st.bytes.kv_cache,
+                               st.kv_blocks);
+          },
   };
   return t;
 }

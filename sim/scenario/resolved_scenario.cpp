@@ -25,9 +25,11 @@ void emit_engine(YAML::Emitter& e, const engine::EngineConfig& config) {
 }
 
 // The workload section as written, with file paths replaced by the resolved absolute ones.
-YAML::Node workload_node(const Scenario& s) {
+YAML::Node workload_node(const Scenario& s, const std::string& source_text) {
   std::error_code ec;
-  const std::string text = std::filesystem::exists(s.file, ec) ? read_text_file(s.file, "scenario") : std::string();
+  const std::string text = !source_text.empty()                    ? source_text
+                           : std::filesystem::exists(s.file, ec) ? read_text_file(s.file, "scenario")
+                                                                 : std::string();
   YAML::Node w = YAML::Clone(load_yaml(text, s.file)["workload"]);
   auto absolute = [](const std::string& p) { return std::filesystem::absolute(p).lexically_normal().string(); };
   if (s.workload.trace) w["trace"]["path"] = absolute(s.workload.trace->path);
@@ -39,7 +41,8 @@ YAML::Node workload_node(const Scenario& s) {
 
 }  // namespace
 
-std::string resolved_scenario_yaml(const Scenario& s, const engine::EngineConfig& resolved_engine) {
+std::string resolved_scenario_yaml(const Scenario& s, const engine::EngineConfig& resolved_engine,
+                                   const std::string& source_text) {
   YAML::Emitter e;
   e << YAML::Comment("as resolved by headroom: every default filled in");
   e << YAML::BeginMap;
@@ -59,7 +62,7 @@ std::string resolved_scenario_yaml(const Scenario& s, const engine::EngineConfig
   e << YAML::Key << "engine" << YAML::Value;
   emit_engine(e, resolved_engine);
   e << YAML::Key << "allocator" << YAML::Value << alloc::to_string(s.allocator);
-  e << YAML::Key << "workload" << YAML::Value << workload_node(s);
+  e << YAML::Key << "workload" << YAML::Value << workload_node(s, source_text);
   e << YAML::Key << "on_oom" << YAML::Value << (s.on_oom == engine::OnOom::stop ? "stop" : "continue");
   e << YAML::Key << "policy" << YAML::Value;
   emit_policy(e, s.policy);

@@ -10,7 +10,10 @@
 
 namespace headroom::scenario {
 
-std::string resolved_scenario_yaml(const Scenario& scenario, const engine::EngineConfig& resolved_engine);
+// `source_text`: the YAML the scenario was read from when it is no file (`headroom run --cmd`), where
+// the workload section as written is taken from; "" reads the scenario's file.
+std::string resolved_scenario_yaml(const Scenario& scenario, const engine::EngineConfig& resolved_engine,
+                                   const std::string& source_text = "");
 
 // The same with the scenario's own engine knobs resolved against its deployment (what the `engine`
 // policy starts with): for `compare` and `tune`, whose policies and knob values each start the engine

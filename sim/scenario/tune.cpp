@@ -22,11 +22,12 @@ namespace {
 const std::vector<KnobInfo>& knobs() {
   static const std::vector<KnobInfo> k = [] {
     std::vector<KnobInfo> v;
-    for (const engine::EngineTraits* e : engine::engines()) v.push_back({std::string(e->fraction_knob), true, ""});
+    for (const engine::EngineTraits* e : engine::engines()) v.push_back({std::string(e->fraction_knob), true, "", true});
     // A larger share of the device is more aggressive; a larger buffer, margin or canary less so.
-    for (const policy::PolicyParameter* p : policy::tunable_policy_parameters())
-      v.push_back({std::string(p->knob), p->type == policy::ParameterType::fraction,
-                   p->type == policy::ParameterType::bytes ? "MiB" : ""});
+    for (const policy::PolicyParameter* p : policy::tunable_policy_parameters()) {
+      const bool fraction = p->type == policy::ParameterType::fraction;
+      v.push_back({std::string(p->knob), fraction, p->type == policy::ParameterType::bytes ? "MiB" : "", fraction});
+    }
     return v;
   }();
   return k;
@@ -175,12 +176,26 @@ Scenario stressed(const Scenario& sc, const StressVariant& v, double duration_s)
   return s;
 }
 
+void check_bisection(const TuneBisection& bisection) {
+  if (bisection.resolution && !(*bisection.resolution > 0 && std::isfinite(*bisection.resolution)))
+    throw InputError(fmt::format("--resolution: expected a number above 0, got {}", *bisection.resolution));
+  if (bisection.margin && !(*bisection.margin >= 0 && std::isfinite(*bisection.margin)))
+    throw InputError(fmt::format("--margin: expected a number of at least 0, got {}", *bisection.margin));
+}
+
+std::string engine_flag(const Scenario& sc, const std::string& knob, double value) {
+  const engine::EngineTraits* owner = engine::engine_with_fraction_knob(knob);
+  if (!owner || owner->id != engine::engine_traits(sc.engine).id) return "";
+  return fmt::format("{} {:g}", owner->fraction_flag, value);
+}
+
 TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double hi, int points,
-                const std::vector<StressVariant>& variants, unsigned threads) {
+                const std::vector<StressVariant>& variants, unsigned threads, const TuneBisection& bisection) {
   TuneResult result;
   result.knob = knob_info(sc, knob);
   if (!(lo <= hi)) throw InputError(fmt::format("--range: LO {} is above HI {}", lo, hi));
   if (points < 1 || points > 100000) throw InputError(fmt::format("--points: expected 1 to 100000, got {}", points));
+  check_bisection(bisection);
   if (lo == hi) points = 1;
   result.variants = variants;
   result.threads = worker_count(threads);
@@ -251,6 +266,59 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
     } else {
       result.monotone = false;
     }
+  }
+
+  // Bisection: each variant's cliff between its last passing and first failing grid value, to the
+  // resolution, the variants in parallel (each bisection is sequential, so deterministic).
+  TuneAnswer& a = result.answer;
+  const bool up = result.knob.higher_is_aggressive;
+  a.resolution = bisection.resolution.value_or(result.knob.fraction ? 0.005 : (result.step > 0 ? result.step / 8 : 1));
+  a.cliffs.resize(variants.size());
+  parallel_for(variants.size(), threads, [&](std::size_t v) {
+    VariantCliff& c = a.cliffs[v];
+    c.variant = variants[v].name();
+    for (std::size_t i : order) {
+      if (outcomes[i * variants.size() + v].failed()) {
+        c.failing = values[i];
+        break;
+      }
+      c.safe = values[i];
+    }
+    while (c.safe && c.failing && std::abs(*c.failing - *c.safe) > a.resolution * (1 + 1e-9)) {  // not 0.0050000000000000044
+      const double mid = (*c.safe + *c.failing) / 2;
+      Scenario s = variant_scenarios[v];
+      set_knob(s, knob, mid);
+      s.on_oom = engine::OnOom::stop;
+      ++c.probes;
+      (simulate(s, s.policy).failed() ? c.failing : c.safe) = mid;
+    }
+  });
+  auto less_aggressive = [&](double x, double y) { return up ? x < y : x > y; };
+  bool every_safe = true;
+  std::optional<double> most;
+  for (const VariantCliff& c : a.cliffs) {
+    result.simulations += c.probes;
+    if (!c.safe) every_safe = false;
+    if (c.safe && (!a.safe || less_aggressive(*c.safe, *a.safe))) a.safe = c.safe;
+    if (c.failing && (!a.cliff || less_aggressive(*c.failing, *a.cliff))) a.cliff = c.failing;
+    // The spread over the variants that found a cliff: how far the stressed traffic moves it.
+    if (c.safe && c.failing && (!most || less_aggressive(*most, *c.safe))) most = c.safe;
+  }
+  std::optional<double> least;
+  for (const VariantCliff& c : a.cliffs)
+    if (c.safe && c.failing && (!least || less_aggressive(*c.safe, *least))) least = c.safe;
+  a.spread = most && least ? std::abs(*most - *least) : 0;
+  a.margin_given = bisection.margin.has_value();
+  a.margin = bisection.margin.value_or(std::max(result.knob.fraction ? 0.01 : 0.0, a.spread));
+  if (every_safe && a.safe) {
+    // Below the cliff by the margin, onto the resolution's grid towards safety (none past the cliff:
+    // with no failure in the range the margin still applies to the most aggressive value tried).
+    const double target = up ? *a.safe - a.margin : *a.safe + a.margin;
+    const double steps = target / a.resolution;
+    double snapped = (up ? std::floor(steps + 1e-9) : std::ceil(steps - 1e-9)) * a.resolution;
+    snapped = std::round(snapped * 1e9) / 1e9;  // 0.87 rather than 0.87000000000000011
+    if (!result.knob.fraction || (snapped > 0 && snapped <= 1)) a.value = snapped;
+    if (a.value) a.flag = engine_flag(sc, knob, *a.value);
   }
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count();
   return result;

@@ -16,6 +16,7 @@ struct KnobInfo {
   std::string name;
   bool higher_is_aggressive = true;  // fractions: true; buffers: false
   std::string unit;                  // "" or "MiB"
+  bool fraction = false;             // a share in (0, 1]: resolution 0.005, margin at least 0.01
 };
 // The knobs tune understands for this scenario's engine and policy; InputError with the list
 // otherwise.
@@ -53,6 +54,36 @@ struct TunePoint {
   std::int64_t preemptions = 0;   // on the base variant
 };
 
+// One variant's cliff, bisected between its last passing and first failing grid values.
+struct VariantCliff {
+  std::string variant;
+  std::optional<double> safe;     // its most aggressive passing value found; none when the first grid value fails
+  std::optional<double> failing;  // its least aggressive failing value found; none when nothing failed in the range
+  int probes = 0;                 // bisection simulations
+};
+
+// After the grid: each variant's cliff to `resolution`, the cliff's spread over the variants, and the
+// value to use: the worst variant's safe value less a margin (default: the larger of the knob's
+// minimum margin and that spread), rounded to the resolution towards safety.
+struct TuneAnswer {
+  double resolution = 0;
+  std::vector<VariantCliff> cliffs;
+  std::optional<double> safe;    // the least aggressive of the variants' safe values
+  std::optional<double> cliff;   // the least aggressive failing value over the variants
+  double spread = 0;             // the variants' safe values: most minus least aggressive
+  double margin = 0;
+  bool margin_given = false;     // --margin, or the default rule
+  std::optional<double> value;   // the answer; none when even the safest grid value failed
+  std::string flag;              // the engine's own flag with it ("--gpu-memory-utilization 0.87"); "" for a policy parameter
+};
+
+// --resolution and --margin: nullopt takes the knob's default (a fraction: 0.005 and at least 0.01;
+// other knobs: an eighth of the grid step and no minimum margin).
+struct TuneBisection {
+  std::optional<double> resolution;
+  std::optional<double> margin;
+};
+
 struct TuneResult {
   KnobInfo knob;
   std::vector<StressVariant> variants;
@@ -64,9 +95,18 @@ struct TuneResult {
   unsigned threads = 0;
   std::int64_t simulations = 0;
   double wall_s = 0;
+  TuneAnswer answer;
 };
 
+// InputError "--resolution: ..." / "--margin: ..." for a value that is not a positive (resolution)
+// or non-negative (margin) finite number.
+void check_bisection(const TuneBisection& bisection);
+
 TuneResult tune(const Scenario& scenario, const std::string& knob, double lo, double hi, int points,
-                const std::vector<StressVariant>& variants, unsigned threads = 0);
+                const std::vector<StressVariant>& variants, unsigned threads = 0, const TuneBisection& bisection = {});
+
+// The knob's value as the engine's command line takes it, or "" when the knob is not an engine's
+// fraction (a policy parameter has no flag).
+std::string engine_flag(const Scenario& scenario, const std::string& knob, double value);
 
 }  // namespace headroom::scenario

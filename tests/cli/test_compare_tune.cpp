@@ -217,6 +217,42 @@ TEST_CASE("tune on the quickstart: run at the value found does not OOM, one step
   CHECK((bad["startup"]["ok"] == false || !bad["oom"].is_null()));
 }
 
+TEST_CASE("tune's answer: the cliff bisected to the resolution, a margin below it, the engine's flag") {
+  // The quickstart's cliff lies between 0.995 (starts) and 0.996 (fails vLLM's start-up memory check,
+  // docs/tune.md): from the grid 0.97 .. 1 the bisection probes 0.995, then 0.9975 at resolution 0.0025.
+  fs::path out = headroom::test::temp_dir("tune-answer");
+  auto r = run_headroom("tune " + q(source_dir() / "scenarios" / "quickstart.yaml") +
+                        " --knob gpu_memory_utilization --range 0.97:1.0 --points 4 --stress none -o " + q(out / "a"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("  cliff        safe to 0.005, by variant: base 0.995; spread 0\n"));
+  CHECK_THAT(r.output, Catch::Contains("  use          --gpu-memory-utilization 0.985 (gpu_memory_utilization = 0.985: "
+                                       "0.01 below the worst variant's safe value 0.995; margin the larger of 0.01 and "
+                                       "the cliff's spread over the variants)\n"));
+  nlohmann::json a = read_json(out / "a" / "tune.json")["answer"];
+  CHECK(a["resolution"] == 0.005);
+  CHECK(a["cliffs"][0]["safe"] == 0.995);
+  CHECK(a["cliffs"][0]["failing"] == 1.0);
+  CHECK(a["cliffs"][0]["probes"] == 1);
+  CHECK(a["margin"] == 0.01);
+  CHECK(a["value"] == 0.985);
+  CHECK(a["flag"] == "--gpu-memory-utilization 0.985");
+  CHECK(read_json(out / "a" / "tune.json")["simulations"] == 5);
+
+  r = run_headroom("tune " + q(source_dir() / "scenarios" / "quickstart.yaml") +
+                   " --knob gpu_memory_utilization --range 0.97:1.0 --points 4 --stress none --resolution 0.0025 "
+                   "--margin 0.002 -o " + q(out / "b"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  a = read_json(out / "b" / "tune.json")["answer"];
+  CHECK(a["cliffs"][0]["safe"] == 0.995);
+  CHECK(a["cliffs"][0]["failing"] == 0.9975);
+  CHECK(a["cliffs"][0]["probes"] == 2);
+  CHECK(a["margin_rule"] == "given (--margin)");
+  CHECK(a["value"] == 0.9925);  // 0.995 - 0.002 = 0.993, down onto the 0.0025 grid
+  CHECK(a["flag"] == "--gpu-memory-utilization 0.9925");
+}
+
 TEST_CASE("compare and tune: bad policies, knobs and ranges are errors with exit code 2") {
   fs::path dir = headroom::test::temp_dir("compare-bad");
   fs::path policies = dir / "p.yaml";
@@ -279,4 +315,10 @@ TEST_CASE("release_on_oom: a canary taken from the KV cache absorbs one sampler 
   CHECK(guard["canary_released_s"].get<double>() == Approx(engine["first_oom"]["time_s"].get<double>()).margin(0.05));
   CHECK(engine["kv_tokens"].get<std::int64_t>() - guard["kv_tokens"].get<std::int64_t>() == 4096);
   CHECK(guard["requests"]["completed"] == 1500);
+  // A policy is no LightLLM setting: the flag giving a plain start-up the same KV capacity (issue 16).
+  CHECK(engine["engine_setting"].is_null());
+  const std::string setting = fmt::format("--max_total_token_num {}", guard["kv_tokens"].get<std::int64_t>());
+  CHECK(guard["engine_setting"] == setting);
+  CHECK_THAT(r.output, Catch::Contains("  as engine settings (the same KV capacity without the policy):\n"));
+  CHECK_THAT(r.output, Catch::Contains(setting + "\n"));
 }
