@@ -353,7 +353,8 @@ ImportedCommandLine read_engine_command_line(std::span<const std::string> words,
       out.allocator = value;
       continue;
     }
-    const auto e = std::find_if(spec.env.begin(), spec.env.end(), [&](const EngineEnvVar& v) { return v.name == name; });
+    const std::string& var = name;  // clang 14 does not let a lambda capture a structured binding
+    const auto e = std::find_if(spec.env.begin(), spec.env.end(), [&](const EngineEnvVar& v) { return v.name == var; });
     if (e == spec.env.end()) {
       note_ignored(out, name);
       for (std::string& w : out.shown)
