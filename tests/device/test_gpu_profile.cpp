@@ -71,7 +71,11 @@ std::string replace(std::string text, const std::string& from, const std::string
 TEST_CASE("the built-in profiles carry the datasheet figures and cited capacities") {
   std::vector<std::string> names;
   for (const auto& e : kBuiltins) names.emplace_back(e.name);
+  // Beside them, the measured H100 (source: measured; tests/latency/test_measured_h100.cpp checks it
+  // against its calibration in ../shared/gpu).
+  names.insert(names.begin() + 1, "h100-80gb-hbm3-measured");
   CHECK(builtin_gpu_profile_names() == names);
+  CHECK(load_gpu_profile("h100-80gb-hbm3-measured").source == "measured");
   for (const auto& e : kBuiltins) {
     INFO(e.name);
     GpuProfile p = load_gpu_profile(e.name);
@@ -122,8 +126,8 @@ TEST_CASE("profiles load by name ignoring case and .yaml, or from a file") {
 
 TEST_CASE("unknown profile names get a did-you-mean for typos only, and the list of built-ins") {
   CHECK_THROWS_WITH(load_gpu_profile("h100"),
-                    "unknown GPU profile 'h100'; did you mean 'h100-sxm-80gb'? (built-in: a100-80gb, h100-sxm-80gb, "
-                    "h200-141gb, l40s, mi300x, mi355x, rtx-4090; or give the path of a profile YAML file with the keys "
+                    "unknown GPU profile 'h100'; did you mean 'h100-sxm-80gb'? (built-in: a100-80gb, h100-80gb-hbm3-measured, "
+                    "h100-sxm-80gb, h200-141gb, l40s, mi300x, mi355x, rtx-4090; or give the path of a profile YAML file with the keys "
                     "name, vendor, source, source_note (where each figure comes from: required), "
                     "memory.capacity_bytes, memory.context_bytes, memory.granularity_bytes, bandwidth_bytes_per_s, "
                     "dense_bf16_flops_per_s and dense_fp8_flops_per_s: docs/models-and-gpus.md, \"GPU profiles\")");
