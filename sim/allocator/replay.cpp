@@ -46,6 +46,7 @@ namespace {
 // faithful replay of a recorded `oom` entry, cudaMemGetInfo's free is the recorded one.
 void record_oom(ReplayReport& report, OomInfo info, const ReplayOptions& options, std::optional<Bytes> recorded_free) {
   info.pytorch = options.pytorch;
+  if (options.capacity) info.total = *options.capacity;
   if (recorded_free) info.free = *recorded_free;
   ++report.model_ooms;
   if (!report.first_model_oom) report.first_model_oom = info;
@@ -276,7 +277,20 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
     dev = std::make_unique<device::Device>(
         device::DeviceSpec{.name = "what-if", .total = options.capacity.value_or(kUnlimitedCapacity)});
   } else {
-    auto rd = std::make_unique<RecordedDevice>(queue, head, report, options.capacity.value_or(kUnlimitedCapacity));
+    // The recording's own segments always fit its device: the capacity bounds the faithful replay
+    // only as the base of a memory fraction (allowed = floor(fraction x capacity)); otherwise it is
+    // the figure the OOM messages print (record_oom).
+    Bytes total = kUnlimitedCapacity;
+    if (options.memory_fraction && options.capacity) {
+      total = *options.capacity;
+      Bytes start_bytes = 0;
+      for (const StartSegment& s : start) start_bytes += s.size;
+      if (start_bytes > total)
+        throw InputError(fmt::format("the snapshot's segments at the start of its history hold {} bytes, more than "
+                                     "the --capacity of {} bytes the memory fraction is taken of",
+                                     start_bytes, total));
+    }
+    auto rd = std::make_unique<RecordedDevice>(queue, head, report, total);
     recorded_dev = rd.get();
     dev = std::move(rd);
   }
