@@ -15,9 +15,13 @@ layers and shape it holds.
 
 The forward follows vLLM's dense decoder (LlamaDecoderLayer): fused qkv, rotary in place, the
 attention output allocated before the kernel, o_proj, fused add+RMSNorm in place, gate_up,
-SiluAndMul, down. vLLM's fused kernels (vllm._custom_ops) and flash-attn are used when
-installed; otherwise plain PyTorch stands in, whose temporaries then show as differences (the
-sidecar's "kernels" says which ran). Dense models only (llama, qwen2, qwen3).
+SiluAndMul, down. It follows vLLM's kernels only where vLLM is installed: vLLM's fused kernels
+(vllm._custom_ops) and flash-attn are used when importable. Without vLLM the recording is of plain
+PyTorch, not of vLLM: the script says so, the sidecar's "kernels" starts with "torch", and
+`headroom calibrate-program` reports such a step as a comparison against plain PyTorch rather than
+as a difference from vLLM's program (plain PyTorch's RMSNorm makes fp32 temporaries that vLLM's
+fused kernel does not: +28-30 % peak on Llama-3.1-8B and Qwen2.5-7B on an H100, issue 19).
+Dense models only (llama, qwen2, qwen3).
 """
 import argparse
 import json
@@ -191,6 +195,9 @@ def main():
     layers = a.layers or max(1, min(c["layers"], int((free // 2 - 2 * c["vocab"] * h) // layer_bytes)))
     weights = build(c, layers, device)
     kernels = ("vllm._custom_ops" if vllm_ops else "torch") + (", flash-attn" if flash_attn_varlen_func else ", sdpa")
+    if vllm_ops is None:
+        print("record_steps.py: vLLM is not installed: these steps run plain PyTorch kernels, so the comparison "
+              "is against plain PyTorch, not vLLM's fused kernels (RMSNorm, SiLU-and-mul, rotary)")
     os.makedirs(a.out, exist_ok=True)
     steps = [(t, n, False) for t, n in PREFILL] + [(n, n, True) for n in DECODE]
     for tokens, seqs, decode in steps:

@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build libboost-dev libeigen3-dev libyaml-cpp-dev catch2 libcli11-dev
           libfmt-dev nlohmann-json3-dev libbenchmark-dev python3
+          zlib1g-dev  # gzip-compressed snapshots (.pickle.gz, .json.gz)
           libopenmpi-dev openmpi-bin  # `mpirun -n N headroom sweep` (CMake builds the MPI path when found)
           hipcc)  # compiles the HIP build of kernels/headroom-calibrate (gfx90a/gfx940) without a GPU
 # node and npm: Debian's nodejs/npm unless a node is already installed (e.g. from NodeSource).

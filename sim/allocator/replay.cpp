@@ -42,14 +42,25 @@ AllocatorConfig recorded_config(const AllocatorSettingsRecord& s) {
 
 namespace {
 
+// Counts a model OOM and keeps its figures, in the release's text the user asked for; in a
+// faithful replay of a recorded `oom` entry, cudaMemGetInfo's free is the recorded one.
+void record_oom(ReplayReport& report, OomInfo info, const ReplayOptions& options, std::optional<Bytes> recorded_free) {
+  info.pytorch = options.pytorch;
+  if (options.capacity) info.total = *options.capacity;
+  if (recorded_free) info.free = *recorded_free;
+  ++report.model_ooms;
+  if (!report.first_model_oom) report.first_model_oom = info;
+  report.model_oom_infos.push_back(info);
+}
+
 // The device as the recording saw it: cudaMalloc succeeds exactly where the recording shows a
 // segment_alloc, at the recorded address; a cudaMalloc the recording lacks fails when the recording
 // shows a release first, and otherwise gets a fresh simulated address (counted as model-only).
 class RecordedDevice : public device::Device {
  public:
-  RecordedDevice(std::vector<TraceEvent>& queue, std::size_t& head, ReplayReport& report)
+  RecordedDevice(std::vector<TraceEvent>& queue, std::size_t& head, ReplayReport& report, Bytes total)
       // Model-only segments get addresses far above any real one, so they never overlap recorded ones.
-      : Device(device::DeviceSpec{.name = "recorded", .total = kUnlimitedCapacity, .base_address = Address{1} << 62}),
+      : Device(device::DeviceSpec{.name = "recorded", .total = total, .base_address = Address{1} << 62}),
         queue_(queue), head_(head), report_(report) {}
 
   bool oom_expected = false;  // replaying an `oom` entry: a cudaMalloc with nothing recorded fails
@@ -266,10 +277,25 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
     dev = std::make_unique<device::Device>(
         device::DeviceSpec{.name = "what-if", .total = options.capacity.value_or(kUnlimitedCapacity)});
   } else {
-    auto rd = std::make_unique<RecordedDevice>(queue, head, report);
+    // The recording's own segments always fit its device: the capacity bounds the faithful replay
+    // only as the base of a memory fraction (allowed = floor(fraction x capacity)); otherwise it is
+    // the figure the OOM messages print (record_oom).
+    Bytes total = kUnlimitedCapacity;
+    if (options.memory_fraction && options.capacity) {
+      total = *options.capacity;
+      Bytes start_bytes = 0;
+      for (const StartSegment& s : start) start_bytes += s.size;
+      if (start_bytes > total)
+        throw InputError(fmt::format("the snapshot's segments at the start of its history hold {} bytes, more than "
+                                     "the --capacity of {} bytes the memory fraction is taken of",
+                                     start_bytes, total));
+    }
+    auto rd = std::make_unique<RecordedDevice>(queue, head, report, total);
     recorded_dev = rd.get();
     dev = std::move(rd);
   }
+  dev->set_context_bytes(options.context);
+  if (options.memory_fraction) dev->set_per_process_memory_fraction(*options.memory_fraction);
   CachingAllocator model(*dev, config);
   std::unordered_map<Address, Block*> by_recorded_addr;
 
@@ -284,8 +310,7 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
     for (const StartBlock& b : start_live) {
       Block* blk = model.malloc(b.exact_size.value_or(std::max<Bytes>(b.requested, 1)), b.stream);
       if (!blk) {
-        ++report.model_ooms;
-        if (!report.first_model_oom) report.first_model_oom = model.last_oom();
+        record_oom(report, *model.last_oom(), options, std::nullopt);
         continue;
       }
       if (b.pending) model.free_requested(blk);
@@ -306,9 +331,8 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
     queue.clear();
     head = 0;
   };
-  auto record_model_oom = [&] {
-    ++report.model_ooms;
-    if (!report.first_model_oom) report.first_model_oom = model.last_oom();
+  auto record_model_oom = [&](std::optional<Bytes> recorded_free = std::nullopt) {
+    record_oom(report, *model.last_oom(), options, recorded_free);
   };
 
   for (std::size_t i = 0; i < trace.size(); ++i) {
@@ -378,7 +402,7 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
         if (recorded_dev) recorded_dev->oom_expected = false;
         settle_queue();
         if (!b) {
-          record_model_oom();
+          record_model_oom(what_if ? std::nullopt : e.device_free);
         } else {
           model.free(b);  // the model served what the recording could not; the program never used it
         }

@@ -26,7 +26,11 @@ struct ReplayOptions {
   std::optional<AllocatorConfig> recorded;  // --alloc-conf: the configuration the history ran under
                                             // (default: the snapshot's allocator_settings)
   std::optional<AllocatorConfig> what_if;   // replay the request stream under this configuration
-  std::optional<Bytes> capacity;            // device capacity for what-if runs (default: unlimited)
+  std::optional<Bytes> capacity;            // device capacity (cudaMemGetInfo total; default: unlimited)
+  std::optional<double> memory_fraction;    // set_per_process_memory_fraction the history ran under
+  Bytes context = 0;                        // this process's device memory outside PyTorch (CUDA context,
+                                            // cuBLAS workspaces): the OOM message's "this process has"
+  PytorchRelease pytorch = kNewestPytorch;  // whose OOM text the messages follow
   bool check_invariants = false;            // run the invariant checker after every event (slow)
   std::size_t max_timeline_points = 2000;   // down-sampled (min/max kept) fragmentation timeline
   bool keep_segments_at_peak = false;       // copy the segment map when reserved memory peaks
@@ -57,6 +61,8 @@ struct ReplayReport {
   std::size_t recorded_ooms = 0;
   std::size_t model_ooms = 0;
   std::optional<OomInfo> first_model_oom;
+  std::vector<OomInfo> model_oom_infos;     // every OOM of the model, in order (a recorded `oom` entry's
+                                            // free figure is the recorded cudaMemGetInfo free)
   std::size_t start_segments = 0;           // segments in the rebuilt start state
   std::size_t start_live_blocks = 0;
   bool final_state_compared = false;

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -9,6 +10,7 @@
 #include "sim/allocator/snapshot_detail.hpp"
 #include "sim/allocator/snapshot_limits.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/gzip.hpp"
 #include "sim/core/out_of_memory.hpp"
 #include "sim/core/input_file.hpp"
 
@@ -63,10 +65,23 @@ Snapshot read_snapshot_file(const std::filesystem::path& path) {
     throw InputError(fmt::format("{}: the snapshot is larger than the limit of {} for one (docs/limits.md)", where,
                                  format_bytes(limits::kMaxSnapshotBytes)));
 
+  return read_snapshot_bytes(std::move(bytes), where);
+}
+
+}  // namespace
+
+Snapshot read_snapshot_bytes(std::string bytes, const std::string& where) {
+  // Real recordings are large and kept compressed (.pickle.gz, .json.gz): a gzip file is
+  // recognised by its magic number, whatever its name, and held to the same limit once expanded.
+  const bool compressed = is_gzip(bytes);
+  if (compressed)
+    bytes = gunzip(bytes, limits::kMaxSnapshotBytes, where, "the limit for one snapshot");
+
   // A pickle of protocol 2 or later starts with the PROTO opcode (0x80); _dump_snapshot writes
   // one. The JSON form starts with '{' (an array is let through to get a precise message).
   if (bytes.empty())
-    throw InputError(where + ": the file is empty (expected a pickle from torch.cuda.memory._dump_snapshot() or "
+    throw InputError(where + (compressed ? ": the gzip data decompresses to nothing" : ": the file is empty") +
+                     " (expected a pickle from torch.cuda.memory._dump_snapshot() or "
                              "its JSON form)");
   if (bytes.starts_with("\xFF\xFE") || bytes.starts_with("\xFE\xFF"))
     throw InputError(where + ": UTF-16 or UTF-32 text (a byte-order mark); a JSON snapshot must be UTF-8");
@@ -75,12 +90,10 @@ Snapshot read_snapshot_file(const std::filesystem::path& path) {
   if (first != std::string::npos && (bytes[first] == '{' || bytes[first] == '[')) {
     return read_snapshot_json(bytes, where);
   }
-  throw InputError(where +
-                   ": not a PyTorch memory snapshot (expected a pickle from torch.cuda.memory._dump_snapshot() "
+  throw InputError(where + (compressed ? ": the decompressed data is" : ":") +
+                   " not a PyTorch memory snapshot (expected a pickle from torch.cuda.memory._dump_snapshot() "
                    "or its JSON form)");
 }
-
-}  // namespace
 
 Snapshot read_snapshot(const std::filesystem::path& path) {
   return while_doing(fmt::format("reading the snapshot {}", path.string()), [&] { return read_snapshot_file(path); });

@@ -82,10 +82,13 @@ const char* to_string(BlockState s);   // "active_allocated" | "active_pending_f
 const char* to_string(TraceAction a);  // "alloc", "free_requested", ... as PyTorch writes them
 
 // Reads a snapshot from a PyTorch pickle (_dump_snapshot) or the same data as JSON; the format is
-// detected from the first byte. Throws InputError naming the file and what is wrong.
+// detected from the first byte. A gzip file (.pickle.gz, .json.gz) is decompressed first, to at most
+// limits::kMaxSnapshotBytes. Throws InputError naming the file and what is wrong.
 // Dropped on read: stack frames, compile_context, user_metadata, top-level keys other than the
 // three above (external_annotations), and trace entries of user annotations ("user_defined").
 Snapshot read_snapshot(const std::filesystem::path& path);
+// The same from the file's bytes (`where` names it in errors).
+Snapshot read_snapshot_bytes(std::string bytes, const std::string& where);
 Snapshot read_snapshot_pickle(const std::string& bytes, const std::string& where);
 Snapshot read_snapshot_json(const std::string& text, const std::string& where);
 

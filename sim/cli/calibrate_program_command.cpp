@@ -36,8 +36,14 @@ std::string signed_bytes(Bytes recorded, Bytes program) {
   return fmt::format("recorded {}{}{}", more ? "+" : "-", format_bytes(d), pct);
 }
 
-// Returns whether the step matched its program.
-bool compare_one(const fs::path& snapshot_path) {
+// kernels/record_steps.py follows vLLM's kernels only where vLLM is installed; without it the
+// sidecar's "kernels" starts with "torch" and the step is plain PyTorch (its fp32 RMSNorm
+// temporaries and unfused activations are not in vLLM's program).
+bool plain_pytorch(const model::RecordedStep& step) { return step.kernels.starts_with("torch"); }
+
+enum class Verdict { matches, plain_pytorch, differs };
+
+Verdict compare_one(const fs::path& snapshot_path) {
   const fs::path sidecar = model::recorded_step_sidecar(snapshot_path);
   const model::RecordedStep step = model::read_recorded_step(sidecar);
   // The model and program the description names; their errors name the description file.
@@ -91,18 +97,32 @@ bool compare_one(const fs::path& snapshot_path) {
         i < c.program.sizes.size() ? fmt::format("{} B, {}", c.program.sizes[i], c.program.names[i]) : "none (ended)";
     fmt::print("  first difference allocation {}: recorded {}; program {}\n", i, rec, prog);
   }
-  fmt::print("  verdict          {}\n", c.matches() ? "the recorded step matches the allocation program"
-                                                      : "the recorded step differs from the allocation program");
-  return c.matches();
+  if (c.matches()) {
+    fmt::print("  verdict          the recorded step matches the allocation program\n");
+    return Verdict::matches;
+  }
+  if (plain_pytorch(step)) {
+    fmt::print("  verdict          a comparison against plain PyTorch ({}), not vLLM: recorded without vLLM's fused "
+               "kernels, whose temporaries the program does not make; record with vLLM installed to compare\n",
+               step.kernels);
+    return Verdict::plain_pytorch;
+  }
+  fmt::print("  verdict          the recorded step differs from the allocation program\n");
+  return Verdict::differs;
 }
 
 void run_calibrate_program(const CalibrateProgramArgs& a) {
-  std::size_t matched = 0;
+  std::size_t matched = 0, plain = 0;
   for (std::size_t i = 0; i < a.snapshots.size(); ++i) {
     if (i > 0) fmt::print("\n");
-    matched += compare_one(a.snapshots[i]) ? 1 : 0;
+    const Verdict v = compare_one(a.snapshots[i]);
+    matched += v == Verdict::matches ? 1 : 0;
+    plain += v == Verdict::plain_pytorch ? 1 : 0;
   }
-  if (a.snapshots.size() > 1) fmt::print("\n{} of {} recorded steps match their programs\n", matched, a.snapshots.size());
+  if (a.snapshots.size() > 1)
+    fmt::print("\n{} of {} recorded steps match their programs{}\n", matched, a.snapshots.size(),
+               plain ? fmt::format("; {} recorded with plain PyTorch, not vLLM (not compared with vLLM's program)", plain)
+                     : std::string());
 }
 
 }  // namespace

@@ -52,15 +52,6 @@ void run_fit(const FitArgs& a) {
   const device::LatencyCoefficients before = profile.latency;
   const latency::LatencyFit fit = latency::fit_kernels(profile, kernels, before);
 
-  // Residuals per kind of kernel, in file order of the fitted rows.
-  std::array<std::size_t, 3> count{};
-  std::array<double, 3> error{};
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    const auto k = static_cast<std::size_t>(kernels[i].kind);
-    count[k] += 1;
-    error[k] += fit.point_errors[i];
-  }
-
   const fs::path out_path = a.output.empty() ? profile_path : fs::path(a.output);
   device::GpuProfile fitted = profile;
   fitted.latency = fit.coefficients;
@@ -83,15 +74,14 @@ void run_fit(const FitArgs& a) {
   row("memory_efficiency", before.memory_efficiency, c.memory_efficiency);
   row("step_overhead_s", before.step_overhead_s, c.step_overhead_s);
   row("graph_overhead_s", before.graph_overhead_s, c.graph_overhead_s);
+  row("kernel_floor_s", before.kernel_floor_s, c.kernel_floor_s);
+  row("attention_token_s", before.attention_token_s, c.attention_token_s);
   fmt::print("residuals (mean absolute percentage error)\n");
   fmt::print("  {:<28} {:>9} {:>6} points\n", "all", percent(fit.mape), kernels.size());
   for (const latency::TermError& e : fit.by_term)
     if (e.points > 0) fmt::print("  term {:<23} {:>9} {:>6} points\n", e.term, percent(e.mape), e.points);
-  constexpr std::array<std::string_view, 3> kinds = {"gemm", "attention", "stream"};
-  for (std::size_t k = 0; k < kinds.size(); ++k)
-    if (count[k] > 0)
-      fmt::print("  kind {:<23} {:>9} {:>6} points\n", kinds[k], percent(error[k] / static_cast<double>(count[k])),
-                 count[k]);
+  for (const latency::TermError& e : fit.by_kind)
+    if (e.points > 0) fmt::print("  kind {:<23} {:>9} {:>6} points\n", e.term, percent(e.mape), e.points);
   fmt::print("written {}\n", out_path.string());
 }
 

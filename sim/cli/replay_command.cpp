@@ -34,6 +34,9 @@ struct ReplayArgs {
   bool alloc_conf_given = false;
   std::vector<std::string> what_if;
   std::string capacity;
+  std::string memory_fraction;
+  std::string context;
+  std::string pytorch_version;
   int device = -1;
   bool json = false;
   bool check = false;
@@ -59,6 +62,7 @@ void print_report(const std::string& path, const alloc::ReplayReport& r) {
   if (r.unknown_frees) fmt::print("  unknown frees    {} (addresses never allocated in the window)\n", r.unknown_frees);
   if (r.recorded_ooms || r.model_ooms)
     fmt::print("  OOMs             {} recorded, {} in the model\n", r.recorded_ooms, r.model_ooms);
+  if (r.first_model_oom) fmt::print("  first model OOM  {}\n", r.first_model_oom->message());
   if (r.final_state_compared)
     fmt::print("  final state      {}\n", r.final_state_matches ? "equals the snapshot's segments"
                                                                 : "differs: " + r.first_difference);
@@ -88,6 +92,19 @@ void print_what_if_table(const std::vector<alloc::ReplayReport>& rows, std::opti
   }
 }
 
+double parse_fraction(const std::string& text, const std::string& what) {
+  std::size_t used = 0;
+  double f = 0;
+  try {
+    f = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !(f > 0.0 && f <= 1.0))
+    throw InputError(fmt::format("{}: expected a fraction in (0, 1], got '{}'", what, text));
+  return f;
+}
+
 void run_replay(const ReplayArgs& a) {
   alloc::ReplayOptions base;
   base.device = a.device;
@@ -100,8 +117,18 @@ void run_replay(const ReplayArgs& a) {
     capacity = parse_bytes(a.capacity, "--capacity");
     if (*capacity == 0) throw InputError(fmt::format("--capacity: expected a positive size, got '{}'", a.capacity));
   }
-  if (capacity && what_ifs.empty())
-    throw InputError("--capacity applies to --what-if runs; give at least one --what-if configuration");
+  // The recorded device as the OOM messages describe it: its total, the fraction the history ran
+  // under, the memory outside PyTorch; the faithful replay and the what-ifs alike.
+  base.capacity = capacity;
+  if (!a.memory_fraction.empty()) {
+    const double f = parse_fraction(a.memory_fraction, "--memory-fraction");
+    if (!capacity)
+      throw InputError("--memory-fraction: a fraction of the device needs its capacity; give --capacity (e.g. 85017493504 "
+                       "for an H100 80GB HBM3 as PyTorch reads it)");
+    base.memory_fraction = f;
+  }
+  if (!a.context.empty()) base.context = parse_bytes(a.context, "--context");
+  if (!a.pytorch_version.empty()) base.pytorch = alloc::parse_pytorch_release(a.pytorch_version, "--pytorch-version");
 
   if ((a.png || a.svg) && a.out_dir.empty()) throw InputError("--png and --svg draw the report of -o DIR; give -o DIR");
   if (a.png) report::require_chart_renderer("png");
@@ -121,7 +148,6 @@ void run_replay(const ReplayArgs& a) {
     // The recorded configuration first, on the same simulated device, as the baseline.
     alloc::ReplayOptions o = base;
     o.what_if = base.recorded.value_or(alloc::recorded_config(snap.allocator_settings));
-    o.capacity = capacity;
     rows.push_back(alloc::replay_snapshot(snap, o));
     for (const auto& w : what_ifs) {
       o.what_if = w;
@@ -182,7 +208,16 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--what-if", args->what_if,
                   "Also replay the request stream under this PYTORCH_CUDA_ALLOC_CONF (repeatable), "
                   "e.g. expandable_segments:True or max_split_size_mb:128");
-  cmd->add_option("--capacity", args->capacity, "Device capacity for --what-if runs, e.g. 24GiB (default: unlimited)");
+  cmd->add_option("--capacity", args->capacity,
+                  "Device capacity (cudaMemGetInfo total), e.g. 24GiB or 85017493504: the OOM messages' total and the "
+                  "--what-if runs' device (default: unlimited)");
+  cmd->add_option("--memory-fraction", args->memory_fraction,
+                  "torch.cuda.set_per_process_memory_fraction the history ran under, in (0, 1]; needs --capacity");
+  cmd->add_option("--context", args->context,
+                  "This process's device memory outside PyTorch (CUDA context, cuBLAS workspaces), e.g. 690MiB: the "
+                  "OOM messages' 'this process has' figure (default: 0)");
+  cmd->add_option("--pytorch-version", args->pytorch_version,
+                  "PyTorch release whose OOM message text to write (default and only one: 2.11)");
   cmd->add_option_function<std::string>(
       "--device", [args](const std::string& s) { args->device = static_cast<int>(whole_number(s, "--device", 0, 1023)); },
       "Device index to replay (default: the first with a trace)");

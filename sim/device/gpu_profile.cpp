@@ -28,7 +28,7 @@ using Section = YamlSection;
 
 LatencyCoefficients read_latency(const Section& s) {
   s.check_keys({"fitted", "gemm_peak_efficiency", "gemm_half_efficiency_tokens", "attention_efficiency",
-                "memory_efficiency", "step_overhead_s", "graph_overhead_s"});
+                "memory_efficiency", "step_overhead_s", "graph_overhead_s", "kernel_floor_s", "attention_token_s"});
   LatencyCoefficients l;
   s.optional_bool("fitted", l.fitted);
   s.optional_number("gemm_peak_efficiency", l.gemm_peak_efficiency);
@@ -37,6 +37,8 @@ LatencyCoefficients read_latency(const Section& s) {
   s.optional_number("memory_efficiency", l.memory_efficiency);
   s.optional_number("step_overhead_s", l.step_overhead_s, true);
   s.optional_number("graph_overhead_s", l.graph_overhead_s, true);
+  s.optional_number("kernel_floor_s", l.kernel_floor_s, true);
+  s.optional_number("attention_token_s", l.attention_token_s, true);
   for (auto [key, value] : {std::pair{"gemm_peak_efficiency", l.gemm_peak_efficiency},
                             std::pair{"attention_efficiency", l.attention_efficiency},
                             std::pair{"memory_efficiency", l.memory_efficiency}})
@@ -140,6 +142,9 @@ std::string gpu_profile_yaml(const GpuProfile& p) {
   line("  ", "memory_efficiency", fmt::format("{}", l.memory_efficiency));
   line("  ", "step_overhead_s", fmt::format("{}", l.step_overhead_s));
   line("  ", "graph_overhead_s", fmt::format("{}", l.graph_overhead_s));
+  // Written only when set, so that a profile without them writes as before.
+  if (l.kernel_floor_s != 0) line("  ", "kernel_floor_s", fmt::format("{}", l.kernel_floor_s));
+  if (l.attention_token_s != 0) line("  ", "attention_token_s", fmt::format("{}", l.attention_token_s));
   if (p.calibration) {
     const Calibration& c = *p.calibration;
     y += "calibration:\n";
@@ -178,14 +183,18 @@ GpuProfile load_gpu_profile(std::string_view name_or_path) {
   if (looks_like_path) throw InputError(fmt::format("{}: cannot open the GPU profile", name_or_path));
   auto names = builtin_gpu_profile_names();
   // A suggestion only for a typo of the same product of the same family (did_you_mean_product): a
-  // neighbouring name is other hardware, with other memory.
+  // neighbouring name is other hardware, with other memory. Among a product's profiles the datasheet
+  // ones are offered first (`h100` → its boards); a measured one is asked for by its name.
+  std::vector<std::string> suggestable = names;
+  std::stable_partition(suggestable.begin(), suggestable.end(),
+                        [](const std::string& n) { return !n.ends_with("-measured"); });
   throw InputError(fmt::format(
       "unknown GPU profile '{}'{} (built-in: {}; or give the path of a profile YAML file with the keys name, vendor, "
       "source, source_note (where each figure comes from: required), memory.capacity_bytes, memory.context_bytes, "
       "memory.granularity_bytes, bandwidth_bytes_per_s, dense_bf16_flops_per_s and dense_fp8_flops_per_s (null "
       "without FP8), optionally memory.capacity_note and dense_fp4_flops_per_s: docs/models-and-gpus.md, \"GPU "
       "profiles\")",
-      name_or_path, did_you_mean_product_suffix(name_or_path, names), fmt::join(names, ", ")));
+      name_or_path, did_you_mean_product_suffix(name_or_path, suggestable), fmt::join(names, ", ")));
 }
 
 DeviceSpec device_spec(const GpuProfile& profile) {

@@ -23,6 +23,10 @@ struct LatencyCoefficients {
   double memory_efficiency = 0.8;            // fraction of HBM bandwidth that streaming reads reach
   Seconds step_overhead_s = 0.002;           // per engine step in eager mode (launches, scheduling)
   Seconds graph_overhead_s = 0.0002;         // per engine step replayed from a CUDA graph
+  // Measured kernels show two more terms (docs/calibration.md "Why the kernel model has a floor and
+  // a serial attention term"); 0, their default, leaves the roofline above unchanged.
+  Seconds kernel_floor_s = 0;                // per kernel launched eagerly: its shortest time
+  Seconds attention_token_s = 0;             // per KV token one decode sequence's attention scans
   bool operator==(const LatencyCoefficients&) const = default;
 };
 

@@ -44,6 +44,7 @@ struct LatencyFit {
   std::vector<std::string_view> kept;        // coefficients no step determines (profile key names)
   int iterations = 0;                        // side assignments tried
   std::vector<double> point_errors;          // |fitted - measured| / measured of each point, in order
+  std::array<TermError, 3> by_kind{};        // fit_kernels: "gemm", "attention", "stream"
 };
 
 // Throws InputError for no steps, an empty batch, a time that is not positive and finite, and
@@ -54,11 +55,19 @@ LatencyFit fit_latency(const StepLatencyModel& model, std::span<const MeasuredSt
 // One kernel the calibration program timed (kernels/, measurements.hpp): its FLOPs, the bytes it
 // moves to and from HBM, for a GEMM the rows M each weight element multiplies, and its time.
 // The same rooflines as a step's kernels, with the profile's peaks:
-//   gemm       max((FLOPs/peak)(1 + half/M) / peak_eff, bytes / (bandwidth · memory_eff))
-//   attention  max(FLOPs / (peak · attention_eff),       bytes / (bandwidth · memory_eff))
-//   stream     bytes / (bandwidth · memory_eff)                         (copy, triad)
-// Kernels determine the efficiencies and gemm_half_efficiency_tokens; no kernel measures an
-// engine step's overheads, so step_overhead_s and graph_overhead_s stay as they start (`kept`).
+//   gemm       floor + max((FLOPs/peak)(1 + half/M) / peak_eff, bytes / (bandwidth · memory_eff))
+//   attention  floor + max(FLOPs / (peak · attention_eff), bytes / (bandwidth · memory_eff),
+//                          context · attention_token_s)
+//   stream     floor + bytes / (bandwidth · memory_eff)                 (copy, triad)
+// (floor = kernel_floor_s: the shortest time of any kernel as timed; the serial side: one
+// sequence's KV scanned in order, which no parallelism shortens; docs/calibration.md says why
+// both.) Kernels determine the efficiencies, gemm_half_efficiency_tokens, kernel_floor_s and
+// attention_token_s; no kernel measures an engine step's overheads, so step_overhead_s and
+// graph_overhead_s stay as they start (`kept`). Because which side of a roofline a kernel is on
+// depends on the coefficients, the fit starts from the given coefficients and from a few more
+// (fit.cpp kStarts: orders of magnitude of the attention and floor terms) and keeps the best.
+// fit_latency (steps) starts from the given coefficients only, so a profile without a floor or a
+// serial side keeps both at 0 and lists them in `kept`.
 enum class KernelKind { gemm, attention, stream };
 
 struct MeasuredKernel {
@@ -67,6 +76,7 @@ struct MeasuredKernel {
   double bytes = 0;
   double rows = 0;  // gemm only
   Seconds seconds = 0;
+  double context = 0;  // attention only: KV tokens of each sequence (0: unknown, no serial side)
 };
 
 StepTerms kernel_terms(const device::GpuProfile& profile, const MeasuredKernel& kernel,

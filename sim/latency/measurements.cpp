@@ -111,6 +111,23 @@ std::vector<Measurement> read_measurements(const std::filesystem::path& path) {
   return parse_measurements(read_text_file(path, "measurement file"), path.string());
 }
 
+namespace {
+
+// The KV tokens of each sequence of an attention row, from its label's "context=N" (how
+// kernels/calibrate.cu labels its decode attention: "Llama-3.1-8B heads=32/8 d=128 batch=8
+// context=2048"); 0 when the label does not say.
+double label_context(std::string_view label) {
+  constexpr std::string_view kKey = "context=";
+  const std::size_t at = label.find(kKey);
+  if (at == std::string_view::npos) return 0;
+  double tokens = 0;
+  for (std::size_t i = at + kKey.size(); i < label.size() && label[i] >= '0' && label[i] <= '9'; ++i)
+    tokens = tokens * 10 + (label[i] - '0');
+  return tokens;
+}
+
+}  // namespace
+
 std::vector<MeasuredKernel> fit_kernels_of(const std::vector<Measurement>& measurements) {
   std::vector<MeasuredKernel> kernels;
   for (const Measurement& m : measurements) {
@@ -121,7 +138,7 @@ std::vector<MeasuredKernel> fit_kernels_of(const std::vector<Measurement>& measu
       case MeasurementKind::stream: kind = KernelKind::stream; break;
       default: continue;
     }
-    kernels.push_back({kind, m.flops, m.bytes, m.rows, m.seconds});
+    kernels.push_back({kind, m.flops, m.bytes, m.rows, m.seconds, kind == KernelKind::attention ? label_context(m.label) : 0});
   }
   return kernels;
 }

@@ -24,8 +24,9 @@ StepTime step_time_by_term(const StepTerms& t, const device::LatencyCoefficients
   s.gemm = t.gemm_compute / c.gemm_peak_efficiency +
            t.gemm_ramp * c.gemm_half_efficiency_tokens / c.gemm_peak_efficiency +
            t.gemm_memory / c.memory_efficiency;
-  s.attention = t.attention_compute / c.attention_efficiency + t.attention_memory / c.memory_efficiency;
-  s.overhead = t.eager * c.step_overhead_s + t.graph * c.graph_overhead_s;
+  s.attention = t.attention_compute / c.attention_efficiency + t.attention_memory / c.memory_efficiency +
+                t.attention_serial * c.attention_token_s;
+  s.overhead = t.eager * c.step_overhead_s + t.graph * c.graph_overhead_s + t.kernels * c.kernel_floor_s;
   return s;
 }
 
@@ -42,8 +43,13 @@ void add_gemm_terms(StepTerms& t, double compute, double rows_per_weight, double
   }
 }
 
-void add_attention_terms(StepTerms& t, double compute, double memory, const device::LatencyCoefficients& c) {
-  if (compute / c.attention_efficiency >= memory / c.memory_efficiency)
+void add_attention_terms(StepTerms& t, double compute, double memory, double serial_tokens,
+                         const device::LatencyCoefficients& c) {
+  const double compute_s = compute / c.attention_efficiency, memory_s = memory / c.memory_efficiency;
+  const double serial_s = serial_tokens * c.attention_token_s;
+  if (serial_s > compute_s && serial_s > memory_s)
+    t.attention_serial += serial_tokens;
+  else if (compute_s >= memory_s)
     t.attention_compute += compute;
   else
     t.attention_memory += memory;
@@ -75,6 +81,8 @@ StepLatencyModel::StepLatencyModel(const model::ModelConfig& config, int tp, mod
   check_non_negative(profile, "gemm_half_efficiency_tokens", c.gemm_half_efficiency_tokens);
   check_non_negative(profile, "step_overhead_s", c.step_overhead_s);
   check_non_negative(profile, "graph_overhead_s", c.graph_overhead_s);
+  check_non_negative(profile, "kernel_floor_s", c.kernel_floor_s);
+  check_non_negative(profile, "attention_token_s", c.attention_token_s);
   if (!(profile.bandwidth_bytes_per_s > 0) || !(profile.dense_bf16_flops_per_s > 0))
     throw InputError(fmt::format("GPU profile '{}': bandwidth and bf16 peak must be positive", profile.name));
   if (weight_dtype == model::DType::fp32)
@@ -94,6 +102,7 @@ StepLatencyModel::StepLatencyModel(const model::ModelConfig& config, int tp, mod
   const model::TensorParallelShard shard = model::tensor_parallel_shard(config, tp);
   const double heads = shard.q_heads;
   const double layers = config.layers;
+  layers_ = layers;
   if (config.is_mla()) {
     // Prefill runs MLA as ordinary attention over decompressed K/V (qk_nope + qk_rope wide keys,
     // v_head_dim wide values); decode runs it "absorbed", over the latent (kv_lora_rank +
@@ -229,20 +238,35 @@ StepTerms StepLatencyModel::terms(const Batch& b, const device::LatencyCoefficie
 
   // Attention, prefill and decode each on its own roofline (FlashAttention-style kernels: scores
   // stay on chip, so HBM traffic is the KV cache read once plus the new tokens' KV written).
-  auto attention = [&](double flops, double kv_tokens) {
+  auto attention = [&](double flops, double kv_tokens, double serial_tokens) {
     add_attention_terms(t, flops / profile_.dense_bf16_flops_per_s,  // attention runs in bf16
-                        kv_tokens * static_cast<double>(kv_bytes_per_token_) / bandwidth, c);
+                        kv_tokens * static_cast<double>(kv_bytes_per_token_) / bandwidth, serial_tokens, c);
   };
+  // The serial side (attention_token_s) is measured on decode kernels only: one sequence's scan of
+  // its context, in every layer; the batch holds sums, so the mean context stands for each one's.
   if (b.prefill_tokens > 0)
     attention(b.prefill_attention_pairs * prefill_flops_per_pair_,
-              static_cast<double>(b.prefill_cached + 2 * b.prefill_tokens));
+              static_cast<double>(b.prefill_cached + 2 * b.prefill_tokens), 0);
   if (b.decode_sequences > 0)
     attention(static_cast<double>(b.decode_context + b.decode_sequences) * decode_flops_per_pair_,
-              static_cast<double>(b.decode_context + 2 * b.decode_sequences));
+              static_cast<double>(b.decode_context + 2 * b.decode_sequences),
+              layers_ * (static_cast<double>(b.decode_context) / static_cast<double>(b.decode_sequences) + 1));
 
   // Per-step overhead: scheduling, input preparation and kernel launches (eager), or one graph
-  // replay (vLLM/SGLang capture decode batches as CUDA graphs to cut the launches).
+  // replay (vLLM/SGLang capture decode batches as CUDA graphs to cut the launches). An eager step
+  // also pays each kernel's floor: one per GEMM weight (per touched expert) and per attention.
   (b.cuda_graph ? t.graph : t.eager) = 1;
+  if (!b.cuda_graph && c.kernel_floor_s > 0) {
+    double kernels = 0;
+    for (std::size_t i = 0; i < gemms_.size(); ++i) {
+      const Gemm& g = gemms_[i];
+      const double rows = g.rows == GemmRows::tokens ? token_rows : g.rows == GemmRows::sampled ? sampled_rows : mla_rows;
+      if (rows <= 0) continue;
+      kernels += static_cast<double>(g.layers);  // a FusedMoE weight is one kernel per layer, whatever the experts
+    }
+    kernels += layers_ * ((b.prefill_tokens > 0 ? 1 : 0) + (b.decode_sequences > 0 ? 1 : 0));
+    t.kernels = kernels;
+  }
   return t;
 }
 

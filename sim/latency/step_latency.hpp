@@ -54,7 +54,9 @@ struct Gemm {
 //        + gemm_ramp · gemm_half_efficiency_tokens / gemm_peak_efficiency
 //        + (gemm_memory + attention_memory) / memory_efficiency
 //        + attention_compute / attention_efficiency
+//        + attention_serial · attention_token_s
 //        + eager · step_overhead_s + graph · graph_overhead_s
+//        + kernels · kernel_floor_s
 // Which side of each roofline a kernel is on depends on the coefficients, so terms() takes them.
 // The model is linear in (1/peak_eff, half/peak_eff, 1/memory_eff, 1/attention_eff, overheads)
 // once those sides are fixed; fit.hpp relies on that.
@@ -66,6 +68,8 @@ struct StepTerms {
   double attention_memory = 0;   // KV bytes / bandwidth where memory-bound
   double eager = 0;              // 1 for a non-empty step launched kernel by kernel
   double graph = 0;              // 1 for a non-empty step replayed from a CUDA graph
+  double attention_serial = 0;   // KV tokens one sequence scans, per attention kernel, where that side is slowest
+  double kernels = 0;            // kernels launched one by one (an eager step's GEMMs and attention)
 };
 
 // One GEMM-like kernel on its roofline, added to `t`: `compute` its FLOPs / peak, `rows_per_weight`
@@ -74,8 +78,10 @@ struct StepTerms {
 // slower under `c`. Used for a step's GEMMs and for a single measured GEMM (fit.hpp).
 void add_gemm_terms(StepTerms& t, double compute, double rows_per_weight, double memory,
                     const device::LatencyCoefficients& c);
-// An attention kernel (FLOPs / bf16 peak, KV bytes / bandwidth), added on its slower side.
-void add_attention_terms(StepTerms& t, double compute, double memory, const device::LatencyCoefficients& c);
+// An attention kernel (FLOPs / bf16 peak, KV bytes / bandwidth, KV tokens one of its sequences
+// scans in order), added on its slowest side.
+void add_attention_terms(StepTerms& t, double compute, double memory, double serial_tokens,
+                         const device::LatencyCoefficients& c);
 
 // The step time by term (seconds), for reports.
 struct StepTime {
@@ -118,6 +124,7 @@ class StepLatencyModel {
   device::LatencyCoefficients coefficients_;
   std::vector<Gemm> gemms_;
   std::vector<double> log_miss_;    // per GEMM: ln(1 - top_k/experts), for the experts touched
+  double layers_ = 0;               // decoder layers: one attention kernel each
   Bytes activation_bytes_ = 2;
   Bytes kv_bytes_per_token_ = 0;
   double prefill_flops_per_pair_ = 0;  // attention FLOPs per query-key pair, all layers

@@ -89,6 +89,30 @@ TEST_CASE("calibrate-program reports an allocation that differs from the program
   CHECK_THAT(r.output, Catch::Contains("  verdict          the recorded step differs from the allocation program"));
 }
 
+TEST_CASE("calibrate-program reports a step recorded without vLLM as a comparison against plain PyTorch") {
+  const fs::path dir = test::temp_dir("calibrate-program-plain");
+  model::RecordedStep step = llama_step();
+  alloc::Snapshot snap = record(step);
+  // One allocation of another size than the program's, as a plain-PyTorch kernel's temporary is.
+  int allocs = 0;
+  for (alloc::TraceEvent& e : snap.device_traces.at(0))
+    if (e.action == alloc::TraceAction::Alloc && allocs++ == 4) e.size = 131072;
+  alloc::write_snapshot_pickle(snap, dir / "plain.pickle");
+  alloc::write_snapshot_pickle(snap, dir / "fused.pickle");
+  step.kernels = "torch, sdpa";  // what record_steps.py writes where vLLM is not installed
+  model::write_recorded_step(step, dir / "plain.step.json");
+  step.kernels = "vllm._custom_ops, flash-attn";
+  model::write_recorded_step(step, dir / "fused.step.json");
+  auto r = run_headroom("calibrate-program " + q(dir / "plain.pickle") + " " + q(dir / "fused.pickle"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("  verdict          a comparison against plain PyTorch (torch, sdpa), not vLLM: "
+                                       "recorded without vLLM's fused kernels"));
+  CHECK_THAT(r.output, Catch::Contains("  verdict          the recorded step differs from the allocation program"));
+  CHECK_THAT(r.output, Catch::Contains("0 of 2 recorded steps match their programs; 1 recorded with plain PyTorch, "
+                                       "not vLLM (not compared with vLLM's program)"));
+}
+
 TEST_CASE("calibrate-program: a snapshot without its step description exits 2 naming the file") {
   const fs::path dir = test::temp_dir("calibrate-program-bad");
   alloc::write_snapshot_pickle(record(llama_step()), dir / "lonely.pickle");

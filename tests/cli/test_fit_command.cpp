@@ -102,3 +102,24 @@ TEST_CASE("fit: a bad measurement file or a profile without measurements exits 2
   CHECK(no_csv.exit_code == 2);
   CHECK_THAT(no_csv.output, Catch::Contains("datasheet.yaml: key 'calibration.measurements': missing"));
 }
+
+TEST_CASE("fit on the measured H100 (../shared/gpu): within 10 % overall and 15 % on each kind of kernel") {
+  // The calibration's own profile and CSV stay in ../shared/gpu; the fitted copy goes to a temp folder.
+  const fs::path shared = headroom::test::gpu_file("h100-2026-11-25/h100.yaml");
+  const fs::path dir = headroom::test::temp_dir("fit-measured-h100");
+  auto r = run_headroom("fit " + q(shared) + " -o " + q(dir / "h100-fitted.yaml"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("350 measured kernels from"));
+  CHECK_THAT(r.output, Catch::Contains("  all                             8.77 %    350 points"));
+  CHECK_THAT(r.output, Catch::Contains("  kind gemm                       7.18 %    264 points"));
+  CHECK_THAT(r.output, Catch::Contains("  kind attention                 14.17 %     80 points"));
+  CHECK_THAT(r.output, Catch::Contains("  kind stream                     6.77 %      6 points"));
+  CHECK_THAT(r.output, Catch::Contains("  step_overhead_s                     0.002        0.002  kept"));
+  const auto fitted = headroom::device::load_gpu_profile((dir / "h100-fitted.yaml").string());
+  const auto builtin = headroom::device::load_gpu_profile("h100-80gb-hbm3-measured");
+  CHECK(fitted.latency.attention_efficiency == Approx(builtin.latency.attention_efficiency).epsilon(1e-6));
+  CHECK(fitted.latency.kernel_floor_s == Approx(builtin.latency.kernel_floor_s).epsilon(1e-6));
+  CHECK(fitted.latency.attention_token_s == Approx(builtin.latency.attention_token_s).epsilon(1e-6));
+  fs::remove_all(dir);
+}

@@ -112,8 +112,13 @@ TEST_CASE("replay: bad snapshots and flags are clear errors with exit code 2") {
              Catch::Contains("--what-if: 'foo:1': unrecognized CachingAllocator option 'foo'"));
   CHECK_THAT(err("replay " + q(dir / "full.pickle") + " --what-if expandable_segments:True --capacity '12 parsecs'"),
              Catch::Contains("--capacity: '12 parsecs' is not a byte size"));
-  CHECK_THAT(err("replay " + q(dir / "full.pickle") + " --capacity 24GiB"),
-             Catch::Contains("--capacity applies to --what-if runs"));
+  CHECK_THAT(err("replay " + q(dir / "full.pickle") + " --memory-fraction 0.3"),
+             Catch::Contains("--memory-fraction: a fraction of the device needs its capacity; give --capacity"));
+  CHECK_THAT(err("replay " + q(dir / "full.pickle") + " --capacity 24GiB --memory-fraction 1.5"),
+             Catch::Contains("--memory-fraction: expected a fraction in (0, 1], got '1.5'"));
+  CHECK_THAT(err("replay " + q(dir / "full.pickle") + " --pytorch-version 2.4"),
+             Catch::Contains("--pytorch-version: PyTorch '2.4' is not a release whose out-of-memory text headroom "
+                             "writes; expected 2.11"));
   CHECK_THAT(err("replay"), Catch::Contains("snapshot is required"));
   CHECK_THAT(err("replay " + q(dir / "full.pickle") + " --bogus"), Catch::Contains("--bogus"));
 }

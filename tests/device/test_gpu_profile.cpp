@@ -1,6 +1,7 @@
 // Built-in GPU profiles (sim/device/profiles/*.yaml, compiled in) and the profile YAML reader.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -88,7 +89,11 @@ std::string replace(std::string text, const std::string& from, const std::string
 TEST_CASE("the built-in profiles carry the datasheet figures and cited capacities") {
   std::vector<std::string> names;
   for (const auto& e : kBuiltins) names.emplace_back(e.name);
+  // Beside them, the measured H100 (source: measured; tests/latency/test_measured_h100.cpp checks it
+  // against its calibration in ../shared/gpu).
+  names.insert(std::find(names.begin(), names.end(), "h100-nvl"), "h100-80gb-hbm3-measured");
   CHECK(builtin_gpu_profile_names() == names);
+  CHECK(load_gpu_profile("h100-80gb-hbm3-measured").source == "measured");
   for (const auto& e : kBuiltins) {
     INFO(e.name);
     GpuProfile p = load_gpu_profile(e.name);
@@ -143,8 +148,8 @@ TEST_CASE("profiles load by name ignoring case and .yaml, or from a file") {
 
 TEST_CASE("unknown profile names get a did-you-mean for typos only, and the list of built-ins") {
   CHECK_THROWS_WITH(load_gpu_profile("h100"),
-                    "unknown GPU profile 'h100'; did you mean one of 'h100-nvl', 'h100-pcie' or 'h100-sxm-80gb'? (built-in: a100-40gb, a100-80gb, a10g, "
-                    "a800-80gb, b200, gb200, h100-nvl, h100-pcie, h100-sxm-80gb, h20, h200-141gb, h800, l4, l40s, "
+                    "unknown GPU profile 'h100'; did you mean one of 'h100-nvl', 'h100-pcie', 'h100-sxm-80gb' or 'h100-80gb-hbm3-measured'? (built-in: a100-40gb, a100-80gb, a10g, "
+                    "a800-80gb, b200, gb200, h100-80gb-hbm3-measured, h100-nvl, h100-pcie, h100-sxm-80gb, h20, h200-141gb, h800, l4, l40s, "
                     "mi300x, mi325x, mi355x, rtx-3090, rtx-4090; or give the path of a profile YAML file with the keys "
                     "name, vendor, source, source_note (where each figure comes from: required), "
                     "memory.capacity_bytes, memory.context_bytes, memory.granularity_bytes, bandwidth_bytes_per_s, "

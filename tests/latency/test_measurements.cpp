@@ -53,8 +53,11 @@ TEST_CASE("the kernel fit recovers the coefficients the hand-made file was gener
   CHECK(c.memory_efficiency == Approx(0.86).epsilon(1e-6));
   // Grouped-query decode attention reads hq/hkv = 4-8 query heads per KV byte: far below the
   // ridge point, so every attention kernel is memory-bound and attention_efficiency is not seen.
-  // No kernel measures an engine step's overhead either: all three keep the profile's values.
-  CHECK(fit.kept == std::vector<std::string_view>{"attention_efficiency", "step_overhead_s", "graph_overhead_s"});
+  // No kernel measures an engine step's overhead either, and the file (generated without a serial
+  // attention side) puts no kernel there: all four keep the profile's values.
+  CHECK(fit.kept == std::vector<std::string_view>{"attention_efficiency", "step_overhead_s", "graph_overhead_s",
+                                                  "attention_token_s"});
+  CHECK(c.kernel_floor_s == Approx(0).margin(1e-12));  // generated without a floor
   CHECK(c.attention_efficiency == profile.latency.attention_efficiency);
   CHECK(c.step_overhead_s == profile.latency.step_overhead_s);
   CHECK(c.graph_overhead_s == profile.latency.graph_overhead_s);
@@ -122,5 +125,5 @@ TEST_CASE("the kernel fit refuses kernels without what it needs") {
   CHECK(error({{KernelKind::gemm, 1e9, 1e6, 0, 1e-3}}) ==
         "latency fit: measured kernel 0: expected positive bytes and FLOPs and rows >= 1");
   CHECK(error({{KernelKind::stream, 0, 1e6, 0, 1e-3}, {KernelKind::gemm, 1e12, 1e6, 4096, 1e-3}}) ==
-        "latency fit: the measured kernels depend on 3 coefficients, which need at least 3 kernels, got 2");
+        "latency fit: the measured kernels depend on 4 coefficients, which need at least 4 kernels, got 2");
 }

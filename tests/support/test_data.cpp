@@ -26,17 +26,28 @@ static fs::path data_root() {
 #endif
 }
 
-fs::path data_file(const std::string& relative) {
-  fs::path p = data_root() / relative;
+static fs::path gpu_root() {
+  if (const char* env = std::getenv("HEADROOM_GPU_DATA"); env && *env) return env;
+#ifdef HEADROOM_DEFAULT_GPU_DATA
+  return HEADROOM_DEFAULT_GPU_DATA;
+#else
+  return "../shared/gpu";
+#endif
+}
+
+static fs::path existing_or_skip(const fs::path& p, const char* variable) {
   if (fs::exists(p)) return p;
   const char* ci = std::getenv("CI");
   if (ci && std::string(ci) == "true") {
-    FAIL("data file " << p << " is missing; under CI=true $HEADROOM_DATA must hold the public traces");
+    FAIL("data file " << p << " is missing; under CI=true $" << variable << " must hold it");
   }
-  std::cerr << "SKIPPED: data file " << p
-            << " is missing (set HEADROOM_DATA to the folder holding the public traces)\n";
+  std::cerr << "SKIPPED: data file " << p << " is missing (set " << variable << " to the folder holding it)\n";
   std::exit(77);
 }
+
+fs::path data_file(const std::string& relative) { return existing_or_skip(data_root() / relative, "HEADROOM_DATA"); }
+
+fs::path gpu_file(const std::string& relative) { return existing_or_skip(gpu_root() / relative, "HEADROOM_GPU_DATA"); }
 
 fs::path temp_dir(const std::string& tag) {
   static std::atomic<int> counter{0};

@@ -10,6 +10,10 @@ namespace headroom::test {
 // Path of a file under the data folder; skips or fails the current test when it is missing.
 std::filesystem::path data_file(const std::string& relative);
 
+// Path of a file of the real-GPU recordings ($HEADROOM_GPU_DATA, default ../shared/gpu); skips or
+// fails like data_file when it is missing.
+std::filesystem::path gpu_file(const std::string& relative);
+
 // A fresh empty directory under the system temp folder, unique per call.
 std::filesystem::path temp_dir(const std::string& tag);
 
