@@ -3,19 +3,21 @@
 # long test running alone. Included by ctest after every executable's discovered list
 # (TEST_INCLUDE_FILES, tests/CMakeLists.txt). Figures: docs/development.md, "Build and test times".
 set(_headroom_test_costs
-  "per-layer buffers pin the cache" 210
-  "^cli/run --check: the quickstart" 40
-  "replays the (Azure|Mooncake) conversation trace end to end" 40
-  "property: 600k random operations" 57
-  "property: 400k random operations" 46
-  "^engine/paged: 10\\^5 random operations" 45
-  "^cli/run --check: SGLang" 42
-  "random traffic keeps every invariant" 34
-  "tune on the quickstart" 25
-  "memory bound: the request table" 19
-  "two MPI ranks" 18
-  "chunked prefill with default and with optimistic" 14
-  "the quickstart serves its workload" 10)
+  "per-layer buffers pin the cache" 109
+  "a real H100 recording reads compressed" 61
+  "property: 600k random operations" 46
+  "^engine/paged: 10\\^5 random operations" 31
+  "random traffic keeps every invariant" 31
+  "^cli/run --check: the quickstart" 29
+  "property: 400k random operations" 23
+  "replays the Mooncake conversation trace end to end" 22
+  "^cli/run --check: SGLang" 16
+  "replays the Azure conversation trace end to end" 14
+  "memory bound: the request table" 11
+  "two MPI ranks" 9
+  "tune's answer" 9
+  "chunked prefill with default and with optimistic" 9
+  "tune on the quickstart" 8)
 foreach(_list IN ITEMS test_cli_TESTS test_allocator_TESTS test_engine_TESTS test_scenario_TESTS)
   foreach(_test IN LISTS ${_list})
     set(_pairs ${_headroom_test_costs})
