@@ -49,6 +49,7 @@ std::string_view vllm_attention_backend_name(VllmAttentionBackend backend) {
     case VllmAttentionBackend::flashmla: return "FLASHMLA";
     case VllmAttentionBackend::cutlass_mla: return "CUTLASS_MLA";
     case VllmAttentionBackend::triton_mla: return "TRITON_MLA";
+    case VllmAttentionBackend::rocm_aiter_mla: return "ROCM_AITER_MLA";
   }
   return "?";
 }
@@ -56,15 +57,15 @@ std::string_view vllm_attention_backend_name(VllmAttentionBackend backend) {
 VllmAttentionBackend parse_vllm_attention_backend(std::string_view text, std::string_view what) {
   for (VllmAttentionBackend b : {VllmAttentionBackend::flash_attn, VllmAttentionBackend::flashinfer,
                                  VllmAttentionBackend::flashmla, VllmAttentionBackend::cutlass_mla,
-                                 VllmAttentionBackend::triton_mla})
+                                 VllmAttentionBackend::triton_mla, VllmAttentionBackend::rocm_aiter_mla})
     if (lower(text) == lower(vllm_attention_backend_name(b))) return b;
   throw InputError(fmt::format(
-      "{}: expected one of FLASH_ATTN, FLASHINFER, FLASHMLA, CUTLASS_MLA, TRITON_MLA, got '{}'", what, text));
+      "{}: expected one of FLASH_ATTN, FLASHINFER, FLASHMLA, CUTLASS_MLA, TRITON_MLA, ROCM_AITER_MLA, got '{}'", what, text));
 }
 
 bool is_mla_backend(VllmAttentionBackend backend) {
   return backend == VllmAttentionBackend::flashmla || backend == VllmAttentionBackend::cutlass_mla ||
-         backend == VllmAttentionBackend::triton_mla;
+         backend == VllmAttentionBackend::triton_mla || backend == VllmAttentionBackend::rocm_aiter_mla;
 }
 
 VllmBatchDefaults vllm_batch_defaults(Bytes device_total, std::string_view device_name, UsageContext usage) {
@@ -114,6 +115,14 @@ std::vector<FilledDefault> resolve(VllmConfig& c, const Deployment& d) {
                                  vllm_attention_backend_name(*c.attention_backend),
                                  is_mla_backend(*c.attention_backend) ? "an MLA" : "a multi-head attention",
                                  d.model.name, d.model.is_mla() ? "uses MLA" : "has no MLA"));
+
+  // vllm/v1/attention/backends/mla/rocm_aiter_mla.py AiterMLAImpl (commit 0038cd3c8): 16 or 128 heads.
+  if (*c.attention_backend == VllmAttentionBackend::rocm_aiter_mla && d.model.heads / d.tp != 16 &&
+      d.model.heads / d.tp != 128)
+    throw EngineConfigError("attention_backend",
+                            fmt::format("vllm attention_backend: ROCM_AITER_MLA supports 16 or 128 query heads per "
+                                        "rank, and model '{}' at tp {} has {}",
+                                        d.model.name, d.tp, d.model.heads / d.tp));
 
   std::optional<int> forced = vllm_forced_block_size(*c.attention_backend);
   if (c.block_size) require_at_least("vllm", "block_size", *c.block_size, 1);

@@ -23,7 +23,7 @@ std::string_view cudagraph_mode_name(CudaGraphMode mode);  // vLLM's spelling: F
 CudaGraphMode parse_cudagraph_mode(std::string_view text, std::string_view what);
 
 // VLLM_ATTENTION_BACKEND values this simulator models.
-enum class VllmAttentionBackend { flash_attn, flashinfer, flashmla, cutlass_mla, triton_mla };
+enum class VllmAttentionBackend { flash_attn, flashinfer, flashmla, cutlass_mla, triton_mla, rocm_aiter_mla };
 std::string_view vllm_attention_backend_name(VllmAttentionBackend backend);  // FLASH_ATTN, ...
 VllmAttentionBackend parse_vllm_attention_backend(std::string_view text, std::string_view what);
 bool is_mla_backend(VllmAttentionBackend backend);

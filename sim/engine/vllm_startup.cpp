@@ -12,6 +12,7 @@
 #include "sim/engine/engine_limits.hpp"
 #include "sim/engine/engine_registry.hpp"
 #include "sim/engine/startup.hpp"
+#include "sim/model/dtype.hpp"
 #include "sim/model/step_program.hpp"
 
 namespace headroom::engine {
@@ -29,6 +30,25 @@ Bytes vllm_request_kv_bytes(std::int64_t tokens, int block_size, Bytes page_size
 
 std::int64_t vllm_estimate_max_model_len(std::int64_t available_kv, int block_size, Bytes page_size, int layers) {
   return vllm_num_blocks(available_kv, page_size, layers) * block_size;
+}
+
+Bytes vllm_mla_chunked_prefill_workspace_bytes(const model::ModelConfig& model, std::int64_t max_model_len,
+                                               std::int64_t max_num_seqs, int block_size) {
+  if (!model.is_mla()) return 0;
+  // vllm/v1/attention/backends/mla/common.py determine_chunked_prefill_workspace_size (commit 00a817ada).
+  const std::int64_t per_seq = max_num_seqs * block_size;
+  const std::int64_t rows = std::max(std::min(std::max(8 * max_model_len, 4 * per_seq), std::int64_t{64} * 1024), per_seq);
+  const auto head_size = static_cast<Bytes>(model.kv_lora_rank + model.qk_rope_head_dim);  // get_head_size()
+  return saturating_mul(saturating_mul(static_cast<Bytes>(rows), head_size), model::dtype_bytes(model.dtype));
+}
+
+std::vector<Bytes> vllm_aiter_mla_buffers(std::int64_t max_num_seqs, std::int64_t max_model_len) {
+  // vllm/v1/attention/backends/mla/rocm_aiter_mla.py AiterMLAMetadataBuilder (commit 0038cd3c8): int32
+  // paged_kv_indptr [N + 1], paged_kv_indices [N × max_model_len] (kernel pages of 1 token),
+  // paged_kv_last_page_len [N], qo_indptr [N + 1], num_kv_splits_indptr [N + 1].
+  const auto n = static_cast<Bytes>(max_num_seqs);
+  return {(n + 1) * 4, saturating_mul(saturating_mul(n, static_cast<Bytes>(max_model_len)), Bytes{4}), n * 4, (n + 1) * 4,
+          (n + 1) * 4};
 }
 
 namespace {
@@ -94,7 +114,7 @@ class VllmStartup {
 
   StartupResult run() {
     if (init_device() && load_model() && determine_available_memory() && get_kv_cache_config() &&
-        initialize_kv_cache_tensors() && compile_or_warm_up_model() && allocate_canary(r_, d_, directives_.canary)) {
+        initialize_attn_backend() && initialize_kv_cache_tensors() && compile_or_warm_up_model() && allocate_canary(r_, d_, directives_.canary)) {
       r_.ok = true;
       r_.stage = StartupStage::serving;
     }
@@ -161,7 +181,10 @@ class VllmStartup {
                              ? 0
                              : c_.cudagraph_capture_sizes->back();
     for (const std::vector<int>& pass : graph_passes(c_)) in.graph_sizes.insert(in.graph_sizes.end(), pass.begin(), pass.end());
-    const Bytes workspace = *c_.attention_backend == VllmAttentionBackend::flashinfer ? model::kVllmFlashInferWorkspace : 0;
+    Bytes workspace =
+        (*c_.attention_backend == VllmAttentionBackend::flashinfer ? model::kVllmFlashInferWorkspace : 0) +
+        mla_chunked_prefill_workspace();
+    for (Bytes b : aiter_mla_buffers()) workspace += b;
     in.workspace_bytes = [workspace](std::int64_t) { return workspace; };
     policy_tokens_ = decide_kv_tokens(directives_, in, 0);
     if (!policy_tokens_) return false;
@@ -244,6 +267,26 @@ class VllmStartup {
     r_.log.push_back(
         fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x", max_model_len, f_.max_concurrency));
     return true;
+  }
+
+  // initialize_attn_backend: the metadata builders, created after the profile run and before the KV
+  // tensors; MLA's allocates its chunked-prefill workspace (§1.6), which no profile run measured.
+  // aiter's MLA builder adds its decode buffers when full graphs are captured (§1.6).
+  bool initialize_attn_backend() {
+    if (!allocate_engine_buffer(r_, d_, mla_chunked_prefill_workspace(), StartupStage::attention_workspace))
+      return false;
+    for (Bytes b : aiter_mla_buffers())
+      if (!allocate_engine_buffer(r_, d_, b, StartupStage::attention_workspace)) return false;
+    return true;
+  }
+  std::vector<Bytes> aiter_mla_buffers() const {
+    const bool full_graphs = c_.cudagraph_mode == CudaGraphMode::full || c_.cudagraph_mode == CudaGraphMode::full_decode_only ||
+                             c_.cudagraph_mode == CudaGraphMode::full_and_piecewise;
+    if (*c_.attention_backend != VllmAttentionBackend::rocm_aiter_mla || !full_graphs) return {};
+    return vllm_aiter_mla_buffers(*c_.max_num_seqs, *c_.max_model_len);
+  }
+  Bytes mla_chunked_prefill_workspace() const {
+    return vllm_mla_chunked_prefill_workspace_bytes(d_.model, *c_.max_model_len, *c_.max_num_seqs, block_);
   }
 
   // initialize_kv_cache_tensors: one zeroed int8 tensor of page_size × num_blocks per layer.

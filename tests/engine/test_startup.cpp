@@ -330,3 +330,56 @@ TEST_CASE("vLLM starts DeepSeek-V3 at TP8 on an H200 with FlashMLA pages of 64 t
   CHECK(r.kv_tokens == r.kv_blocks * 64);
   CHECK(r.kv_tokens > 0);
 }
+
+TEST_CASE("vLLM's MLA chunked-prefill workspace: rows max(min(max(8 x len, 4 x seqs x block), 64 Ki), seqs x block)") {
+  const model::ModelConfig v3 = model::catalogue_model("DeepSeek-V3");  // kv_lora_rank 512 + rope 64 = 576, bf16
+  // 8 × 163,840 is capped at 65,536 rows: 65,536 × 576 × 2 B = 72 MiB.
+  CHECK(vllm_mla_chunked_prefill_workspace_bytes(v3, 163840, 256, 64) == 72 * MiB);
+  // A short context: 8 × 2048 = 16,384 rows above 4 × 32 × 64 = 8,192: 18 MiB.
+  CHECK(vllm_mla_chunked_prefill_workspace_bytes(v3, 2048, 32, 64) == 18 * MiB);
+  // At least one page per sequence: 2048 × 64 = 131,072 rows beat the cap: 144 MiB.
+  CHECK(vllm_mla_chunked_prefill_workspace_bytes(v3, 163840, 2048, 64) == 144 * MiB);
+  CHECK(vllm_mla_chunked_prefill_workspace_bytes(model::catalogue_model("Llama-3.1-8B"), 131072, 256, 16) == 0);
+}
+
+TEST_CASE("vLLM allocates the MLA chunked-prefill workspace after the profile run, before the KV tensors") {
+  const Deployment d = on("h200-141gb", "DeepSeek-V3", 8);
+  VllmConfig c;
+  c.max_num_seqs = 256;
+  StartupResult r = vllm_startup(d, c);
+  REQUIRE(r.ok);
+  REQUIRE(r.memory.engine_buffers.size() == 1);
+  CHECK(r.memory.engine_buffers[0]->size == 72 * MiB);
+  CHECK(r.bytes.workspaces == 72 * MiB);  // FlashMLA has no FlashInfer workspace
+  // Out of the margin, not the KV budget: available KV is requested − weights − profile peak − non-torch.
+  const auto& f = std::get<VllmFigures>(r.figures);
+  CHECK(f.available_kv == static_cast<std::int64_t>(f.requested) -
+                              static_cast<std::int64_t>(f.model_memory_usage + f.torch_peak_increase + f.non_torch_increase));
+}
+
+TEST_CASE("vLLM ROCM_AITER_MLA holds its decode buffers under full graphs: 640 MiB of page indices for DeepSeek-V3") {
+  CHECK(vllm_aiter_mla_buffers(1024, 163840) ==
+        std::vector<Bytes>{1025 * 4, 1024ull * 163840 * 4, 1024 * 4, 1025 * 4, 1025 * 4});
+  const Deployment d = on("mi300x", "DeepSeek-V3", 8);  // 128 heads / 8 = 16 per rank
+  VllmConfig c;
+  c.attention_backend = VllmAttentionBackend::rocm_aiter_mla;
+  StartupResult r = vllm_startup(d, c);
+  REQUIRE(r.ok);
+  CHECK(*std::get<VllmConfig>(r.config).max_num_seqs == 1024);
+  // 72 MiB chunked-prefill workspace, then 4,100 B (512-rounded: 4,608), 640 MiB, 4,096 B, 4,608, 4,608.
+  REQUIRE(r.memory.engine_buffers.size() == 6);
+  CHECK(r.memory.engine_buffers[0]->size == 72 * MiB);
+  CHECK(r.memory.engine_buffers[2]->size == 640 * MiB);
+  CHECK(r.bytes.workspaces == 712 * MiB + 3 * 4608 + 4096);
+  // Eager (no full graphs): only the chunked-prefill workspace.
+  c.cudagraph_mode = CudaGraphMode::piecewise;
+  StartupResult p = vllm_startup(d, c);
+  REQUIRE(p.ok);
+  CHECK(p.bytes.workspaces == 72 * MiB);
+  // 128 heads at TP4 are 32 per rank: AiterMLAImpl refuses them.
+  VllmConfig bad;
+  bad.attention_backend = VllmAttentionBackend::rocm_aiter_mla;
+  CHECK_THROWS_WITH(vllm_startup(on("mi300x", "DeepSeek-V3", 4), bad),
+                    "vllm attention_backend: ROCM_AITER_MLA supports 16 or 128 query heads per rank, and model "
+                    "'DeepSeek-V3' at tp 4 has 32");
+}
