@@ -42,6 +42,20 @@ CudaGraphMode parse_cudagraph_mode(std::string_view text, std::string_view what)
       "{}: expected one of NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE, got '{}'", what, text));
 }
 
+std::string_view vllm_version_name(VllmVersion version) {
+  switch (version) {
+    case VllmVersion::v0_6: return "0.6";
+    case VllmVersion::current: return "current";
+  }
+  return "?";
+}
+
+VllmVersion parse_vllm_version(std::string_view text, std::string_view what) {
+  for (VllmVersion v : {VllmVersion::v0_6, VllmVersion::current})
+    if (text == vllm_version_name(v)) return v;
+  throw InputError(fmt::format("{}: expected a modelled vLLM version, one of 0.6, current, got '{}'", what, text));
+}
+
 std::string_view vllm_attention_backend_name(VllmAttentionBackend backend) {
   switch (backend) {
     case VllmAttentionBackend::flash_attn: return "FLASH_ATTN";
@@ -110,6 +124,11 @@ std::vector<FilledDefault> resolve(VllmConfig& c, const Deployment& d) {
   if (c.mla_decode_out != model::DecodeOutBuffer::transient && !d.model.is_mla())
     throw EngineConfigError("mla_decode_out", fmt::format("vllm mla_decode_out: '{}' applies to MLA models only, and model '{}' is not one",
                                  model::decode_out_buffer_name(c.mla_decode_out), d.model.name));
+  // MLA backends are modelled as vLLM current has them; V0 at 0.6 is modelled for MHA/GQA only.
+  if (c.version == VllmVersion::v0_6 && d.model.is_mla())
+    throw EngineConfigError("version", fmt::format("vllm version 0.6: model '{}' uses MLA, which this simulator "
+                                                   "models only for vLLM current",
+                                                   d.model.name));
   if (is_mla_backend(*c.attention_backend) != d.model.is_mla())
     throw EngineConfigError("attention_backend", fmt::format("vllm attention_backend: {} is {} backend, but model '{}' {}",
                                  vllm_attention_backend_name(*c.attention_backend),

@@ -135,7 +135,8 @@ class VllmStartup {
     const Bytes total = gpu().total();
     f_.free_at_start = gpu().free_bytes();
     f_.requested = static_cast<Bytes>(std::floor(static_cast<double>(total) * c_.gpu_memory_utilization));
-    if (f_.free_at_start < f_.requested) {
+    // V0's init_device only records the free memory (vllm/worker/worker.py, commit 6ae52299e).
+    if (f_.free_at_start < f_.requested && c_.version != VllmVersion::v0_6) {
       fail(r_, StartupStage::memory_check,
            fmt::format("Free memory on device cuda:0 ({}/{} GiB) on startup is less than desired GPU memory "
                        "utilization ({}, {} GiB). Decrease GPU memory utilization or reduce GPU memory used by "
@@ -216,7 +217,15 @@ class VllmStartup {
     const Bytes peak = static_cast<Bytes>(a.stats().allocated_bytes[alloc::kAll].peak);
     a.empty_cache();
     f_.torch_peak_increase = peak - allocated_before;
-    f_.non_torch_increase = static_cast<Bytes>(std::max<std::int64_t>(0, non_torch_now() - non_torch_baseline_));
+    if (c_.version == VllmVersion::v0_6) {
+      // V0 determine_num_available_blocks (vllm/worker/worker.py, commit 6ae52299e): non-torch is
+      // everything used on the device but not allocated by torch after empty_cache — the CUDA
+      // context, other processes and cached-but-split blocks included — not only its growth.
+      const auto used = static_cast<std::int64_t>(gpu().total() - gpu().free_bytes());
+      f_.non_torch_increase = static_cast<Bytes>(std::max<std::int64_t>(0, used - static_cast<std::int64_t>(a.allocated_bytes())));
+    } else {
+      f_.non_torch_increase = static_cast<Bytes>(std::max<std::int64_t>(0, non_torch_now() - non_torch_baseline_));
+    }
     const std::int64_t non_kv =
         static_cast<std::int64_t>(f_.model_memory_usage + f_.torch_peak_increase + f_.non_torch_increase);
     f_.available_kv = c_.kv_cache_memory_bytes ? static_cast<std::int64_t>(*c_.kv_cache_memory_bytes)
@@ -234,6 +243,7 @@ class VllmStartup {
       return false;
     }
     const std::int64_t max_model_len = *c_.max_model_len;
+    if (c_.version == VllmVersion::v0_6) return v0_raise_if_cache_size_invalid();
     const Bytes needed = vllm_request_kv_bytes(max_model_len, block_, f_.page_size, layers_);
     if (needed > static_cast<Bytes>(f_.available_kv) && !directives_.skip_capacity_checks) {
       fail(r_, StartupStage::kv_cache_sizing,
@@ -266,6 +276,39 @@ class VllmStartup {
     r_.log.push_back(fmt::format("GPU KV cache size: {} tokens", r_.kv_tokens));
     r_.log.push_back(
         fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x", max_model_len, f_.max_concurrency));
+    return true;
+  }
+
+  // V0's raise_if_cache_size_invalid (vllm/worker/worker.py, commit 6ae52299e) on num_gpu_blocks =
+  // available // (block × bytes per token × layers).
+  bool v0_raise_if_cache_size_invalid() {
+    r_.kv_blocks = policy_tokens_ ? *policy_tokens_ / block_
+                   : c_.num_gpu_blocks_override ? *c_.num_gpu_blocks_override
+                                                : vllm_num_blocks(f_.available_kv, f_.page_size, layers_);
+    if (r_.kv_blocks > limits::kMaxKvBlocks)
+      throw EngineConfigError("block_size", fmt::format("vllm: the KV cache would hold {} blocks of {} tokens, above the "
+                                                        "limit of {} (docs/limits.md); raise block_size or give the "
+                                                        "cache less memory",
+                                                        r_.kv_blocks, block_, limits::kMaxKvBlocks));
+    if (r_.kv_blocks <= 0) {
+      fail(r_, StartupStage::kv_cache_sizing,
+           "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
+           "the engine.");
+      return false;
+    }
+    const std::int64_t max_seq_len = block_ * r_.kv_blocks;
+    if (*c_.max_model_len > max_seq_len && !directives_.skip_capacity_checks) {
+      fail(r_, StartupStage::kv_cache_sizing,
+           fmt::format("The model's max seq len ({}) is larger than the maximum number of tokens that can be stored "
+                       "in KV cache ({}). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+                       "initializing the engine.",
+                       *c_.max_model_len, max_seq_len));
+      return false;
+    }
+    r_.kv_tokens = max_seq_len;
+    f_.max_concurrency = static_cast<double>(r_.kv_blocks) /
+                         static_cast<double>((*c_.max_model_len + block_ - 1) / block_);
+    r_.log.push_back(fmt::format("# GPU blocks: {}", r_.kv_blocks));
     return true;
   }
 
@@ -302,7 +345,8 @@ class VllmStartup {
       r_.forward.attention_workspace = model::kVllmFlashInferWorkspace;
       if (!allocate_attention_workspace(r_, d_, r_.forward.attention_workspace)) return false;
     }
-    return capture_model() && dummy_sampler_run();
+    // V0's _warm_up_model captures the graphs only; its profile run already sampled.
+    return capture_model() && (c_.version == VllmVersion::v0_6 || dummy_sampler_run());
   }
 
   // capture_model: each pass of cudagraph_mode (§1.5), and the memory the capture took.
