@@ -13,6 +13,21 @@ namespace headroom::engine {
 
 using namespace knob_checks;
 
+std::string_view lightllm_version_name(LightllmVersion version) {
+  switch (version) {
+    case LightllmVersion::v3_0_0: return "3.0.0";
+    case LightllmVersion::current: return "current";
+  }
+  return "?";
+}
+
+LightllmVersion parse_lightllm_version(std::string_view text, std::string_view what) {
+  for (LightllmVersion v : {LightllmVersion::v3_0_0, LightllmVersion::current})
+    if (text == lightllm_version_name(v)) return v;
+  throw InputError(
+      fmt::format("{}: expected a modelled LightLLM version, one of 3.0.0, current, got '{}'", what, text));
+}
+
 std::int64_t lightllm_default_batch_max_tokens(std::int64_t max_req_total_len, std::int64_t chunked_prefill_size,
                                                bool chunked_prefill) {
   // lightllm/server/api_start.py (§3).
@@ -34,6 +49,11 @@ std::vector<FilledDefault> resolve(LightllmConfig& c, const Deployment& d) {
   validate_deployment(d);
   std::vector<FilledDefault> filled;
   require_fraction("lightllm", "mem_fraction", c.mem_fraction);
+  // Only the MHA/GQA manager's layout is modelled at 3.0.0.
+  if (c.version == LightllmVersion::v3_0_0 && d.model.is_mla())
+    throw EngineConfigError("version", fmt::format("lightllm version 3.0.0: model '{}' uses MLA, which this simulator "
+                                                   "models only for LightLLM current",
+                                                   d.model.name));
   require_range("lightllm", "running_max_req_size", c.running_max_req_size, 1, limits::kMaxRunningRequests);
   require_range("lightllm", "max_req_total_len", c.max_req_total_len, 1, limits::kMaxContextTokens);
   require_range("lightllm", "chunked_prefill_size", c.chunked_prefill_size, 1, limits::kMaxBatchTokens);

@@ -78,6 +78,24 @@ class LightllmStartup {
     return true;
   }
 
+  // MemoryManager at 3.0.0 (lightllm/common/mem_manager.py, commit d9e3ba2ec; §3.1): mem_state
+  // int32 [size], indexes int64 [size], then one [size, 2·Hkv, D] tensor per layer.
+  bool init_mem_manager_3_0_0(std::int64_t tokens) {
+    const auto size = static_cast<Bytes>(tokens);
+    const std::optional<Bytes> per_layer = checked_mul(size, layout_.bytes_per_token / static_cast<Bytes>(layout_.layers));
+    if (!per_layer)
+      throw EngineConfigError("max_total_token_num",
+                              fmt::format("lightllm max_total_token_num: {} tokens of {} bytes do not fit in 64 bits",
+                                          tokens, layout_.bytes_per_token));
+    // The token bookkeeping is held (and counted) with the engine's buffers.
+    if (!allocate_engine_buffer(r_, d_, size * 4, StartupStage::kv_cache_allocation) ||
+        !allocate_engine_buffer(r_, d_, size * 8, StartupStage::kv_cache_allocation))
+      return false;
+    if (!allocate_kv_cache(r_, d_, layout_.layers, *per_layer)) return false;
+    r_.log.push_back(fmt::format("kv cache size: {} tokens, {}", tokens, format_bytes(r_.bytes.kv_cache)));
+    return true;
+  }
+
   // _init_mem_manager (§3): one tensor [L, size + 1, 2·Hkv, D] (MLA: [L, size + 1, 1, 576]), sized by
   // mem_fraction, max_total_token_num, or a start-up policy.
   bool init_mem_manager() {
@@ -100,6 +118,7 @@ class LightllmStartup {
     }
     r_.kv_tokens = tokens;
     r_.kv_blocks = tokens;
+    if (c_.version == LightllmVersion::v3_0_0) return init_mem_manager_3_0_0(tokens);
     const std::optional<Bytes> kv_bytes = checked_mul(static_cast<Bytes>(tokens + 1), layout_.bytes_per_token);
     if (!kv_bytes)
       throw EngineConfigError("max_total_token_num",

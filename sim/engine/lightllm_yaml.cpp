@@ -6,11 +6,12 @@ namespace headroom::engine {
 using namespace knob_yaml;
 
 EngineConfig read_lightllm_knobs(const YamlSection& s) {
-  s.check_keys({"kind", "mem_fraction", "max_total_token_num", "batch_max_tokens", "running_max_req_size",
+  s.check_keys({"kind", "version", "mem_fraction", "max_total_token_num", "batch_max_tokens", "running_max_req_size",
                 "max_req_total_len", "chunked_prefill_size", "disable_chunked_prefill", "graph_max_batch_size",
                 "graph_split_batch_size", "graph_grow_step_size", "graph_max_len_in_batch", "disable_cudagraph",
                 "disable_check_max_len_infer"});
   LightllmConfig c;
+  if (s.present("version")) c.version = parsed(s, "version", parse_lightllm_version);
   if (s.present("mem_fraction")) c.mem_fraction = fraction(s, "mem_fraction");
   optional_whole(s, "max_total_token_num", c.max_total_token_num, 1);
   optional_whole(s, "batch_max_tokens", c.batch_max_tokens, 1);
@@ -30,6 +31,7 @@ EngineConfig read_lightllm_knobs(const YamlSection& s) {
 void write_lightllm_knobs(YAML::Emitter& e, const EngineConfig& config) {
   const auto& c = std::get<LightllmConfig>(config);
   e << YAML::Key << "kind" << YAML::Value << "lightllm";
+  e << YAML::Key << "version" << YAML::Value << str(lightllm_version_name(c.version));
   e << YAML::Key << "mem_fraction" << YAML::Value << c.mem_fraction;
   opt(e, "max_total_token_num", c.max_total_token_num);
   opt(e, "batch_max_tokens", c.batch_max_tokens);

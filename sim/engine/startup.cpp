@@ -122,6 +122,19 @@ bool allocate_attention_workspace(StartupResult& r, const Deployment& d, Bytes b
   return true;
 }
 
+bool allocate_engine_buffer(StartupResult& r, const Deployment& d, Bytes bytes, StartupStage stage) {
+  if (bytes == 0) return true;
+  alloc::CachingAllocator& a = *r.memory.allocator;
+  alloc::Block* b = a.malloc(bytes);
+  if (!b) {
+    fail_oom(r, stage, *a.last_oom(), d);
+    return false;
+  }
+  r.memory.engine_buffers.push_back(b);
+  r.bytes.workspaces += b->size;
+  return true;
+}
+
 bool run_eager(StartupResult& r, const model::AllocationProgram& program, model::ProgramRun& run) {
   model::run_program(*r.memory.allocator, program, *r.memory.slots, run);
   r.bytes.activations_peak = std::max(r.bytes.activations_peak, run.peak_allocated);

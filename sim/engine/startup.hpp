@@ -95,6 +95,15 @@ Bytes vllm_request_kv_bytes(std::int64_t tokens, int block_size, Bytes page_size
 // vLLM estimate_max_model_len: the longest request whose pages fit `available_kv`.
 std::int64_t vllm_estimate_max_model_len(std::int64_t available_kv, int block_size, Bytes page_size, int layers);
 
+// vLLM MLA's chunked-prefill workspace, [size, kv_lora_rank + qk_rope_head_dim] in the model's
+// dtype with size = max(min(max(8 × max_model_len, 4 × max_num_seqs × block), 64 Ki), max_num_seqs
+// × block) (§1.6); 0 for a model without MLA.
+Bytes vllm_mla_chunked_prefill_workspace_bytes(const model::ModelConfig& model, std::int64_t max_model_len,
+                                               std::int64_t max_num_seqs, int block_size);
+
+// vLLM's ROCM_AITER_MLA decode buffers under full CUDA graphs (§1.6), in allocation order.
+std::vector<Bytes> vllm_aiter_mla_buffers(std::int64_t max_num_seqs, std::int64_t max_model_len);
+
 // SGLang §2.2: floor((available − total × (1 − MFS)) / cell_size), rounded down to page_size;
 // zero or negative when nothing is left (the caller fails with SGLang's message).
 std::int64_t sglang_profile_max_num_token(Bytes total_gpu_memory, Bytes available_gpu_memory,
@@ -141,6 +150,9 @@ bool allocate_request_pool(StartupResult& r, const Deployment& deployment, Bytes
 // Allocates one engine-wide buffer the forward programs know as attention_workspace, so that they
 // find it held; false (and `r` failed) on OOM.
 bool allocate_attention_workspace(StartupResult& r, const Deployment& deployment, Bytes bytes);
+// Allocates one persistent engine buffer that no forward program names (held for the server's
+// life, counted in bytes.workspaces); false (and `r` failed at `stage`) on OOM.
+bool allocate_engine_buffer(StartupResult& r, const Deployment& deployment, Bytes bytes, StartupStage stage);
 
 // Runs `program` eagerly (default pool); tracks the activation peak; false on OOM (`r` untouched
 // apart from the peak, the caller decides the message). `run` receives the measurement.

@@ -42,6 +42,20 @@ CudaGraphMode parse_cudagraph_mode(std::string_view text, std::string_view what)
       "{}: expected one of NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE, got '{}'", what, text));
 }
 
+std::string_view vllm_version_name(VllmVersion version) {
+  switch (version) {
+    case VllmVersion::v0_6: return "0.6";
+    case VllmVersion::current: return "current";
+  }
+  return "?";
+}
+
+VllmVersion parse_vllm_version(std::string_view text, std::string_view what) {
+  for (VllmVersion v : {VllmVersion::v0_6, VllmVersion::current})
+    if (text == vllm_version_name(v)) return v;
+  throw InputError(fmt::format("{}: expected a modelled vLLM version, one of 0.6, current, got '{}'", what, text));
+}
+
 std::string_view vllm_attention_backend_name(VllmAttentionBackend backend) {
   switch (backend) {
     case VllmAttentionBackend::flash_attn: return "FLASH_ATTN";
@@ -49,6 +63,7 @@ std::string_view vllm_attention_backend_name(VllmAttentionBackend backend) {
     case VllmAttentionBackend::flashmla: return "FLASHMLA";
     case VllmAttentionBackend::cutlass_mla: return "CUTLASS_MLA";
     case VllmAttentionBackend::triton_mla: return "TRITON_MLA";
+    case VllmAttentionBackend::rocm_aiter_mla: return "ROCM_AITER_MLA";
   }
   return "?";
 }
@@ -56,15 +71,15 @@ std::string_view vllm_attention_backend_name(VllmAttentionBackend backend) {
 VllmAttentionBackend parse_vllm_attention_backend(std::string_view text, std::string_view what) {
   for (VllmAttentionBackend b : {VllmAttentionBackend::flash_attn, VllmAttentionBackend::flashinfer,
                                  VllmAttentionBackend::flashmla, VllmAttentionBackend::cutlass_mla,
-                                 VllmAttentionBackend::triton_mla})
+                                 VllmAttentionBackend::triton_mla, VllmAttentionBackend::rocm_aiter_mla})
     if (lower(text) == lower(vllm_attention_backend_name(b))) return b;
   throw InputError(fmt::format(
-      "{}: expected one of FLASH_ATTN, FLASHINFER, FLASHMLA, CUTLASS_MLA, TRITON_MLA, got '{}'", what, text));
+      "{}: expected one of FLASH_ATTN, FLASHINFER, FLASHMLA, CUTLASS_MLA, TRITON_MLA, ROCM_AITER_MLA, got '{}'", what, text));
 }
 
 bool is_mla_backend(VllmAttentionBackend backend) {
   return backend == VllmAttentionBackend::flashmla || backend == VllmAttentionBackend::cutlass_mla ||
-         backend == VllmAttentionBackend::triton_mla;
+         backend == VllmAttentionBackend::triton_mla || backend == VllmAttentionBackend::rocm_aiter_mla;
 }
 
 VllmBatchDefaults vllm_batch_defaults(Bytes device_total, std::string_view device_name, UsageContext usage) {
@@ -109,11 +124,24 @@ std::vector<FilledDefault> resolve(VllmConfig& c, const Deployment& d) {
   if (c.mla_decode_out != model::DecodeOutBuffer::transient && !d.model.is_mla())
     throw EngineConfigError("mla_decode_out", fmt::format("vllm mla_decode_out: '{}' applies to MLA models only, and model '{}' is not one",
                                  model::decode_out_buffer_name(c.mla_decode_out), d.model.name));
+  // MLA backends are modelled as vLLM current has them; V0 at 0.6 is modelled for MHA/GQA only.
+  if (c.version == VllmVersion::v0_6 && d.model.is_mla())
+    throw EngineConfigError("version", fmt::format("vllm version 0.6: model '{}' uses MLA, which this simulator "
+                                                   "models only for vLLM current",
+                                                   d.model.name));
   if (is_mla_backend(*c.attention_backend) != d.model.is_mla())
     throw EngineConfigError("attention_backend", fmt::format("vllm attention_backend: {} is {} backend, but model '{}' {}",
                                  vllm_attention_backend_name(*c.attention_backend),
                                  is_mla_backend(*c.attention_backend) ? "an MLA" : "a multi-head attention",
                                  d.model.name, d.model.is_mla() ? "uses MLA" : "has no MLA"));
+
+  // vllm/v1/attention/backends/mla/rocm_aiter_mla.py AiterMLAImpl (commit 0038cd3c8): 16 or 128 heads.
+  if (*c.attention_backend == VllmAttentionBackend::rocm_aiter_mla && d.model.heads / d.tp != 16 &&
+      d.model.heads / d.tp != 128)
+    throw EngineConfigError("attention_backend",
+                            fmt::format("vllm attention_backend: ROCM_AITER_MLA supports 16 or 128 query heads per "
+                                        "rank, and model '{}' at tp {} has {}",
+                                        d.model.name, d.tp, d.model.heads / d.tp));
 
   std::optional<int> forced = vllm_forced_block_size(*c.attention_backend);
   if (c.block_size) require_at_least("vllm", "block_size", *c.block_size, 1);

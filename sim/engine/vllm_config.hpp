@@ -23,12 +23,20 @@ std::string_view cudagraph_mode_name(CudaGraphMode mode);  // vLLM's spelling: F
 CudaGraphMode parse_cudagraph_mode(std::string_view text, std::string_view what);
 
 // VLLM_ATTENTION_BACKEND values this simulator models.
-enum class VllmAttentionBackend { flash_attn, flashinfer, flashmla, cutlass_mla, triton_mla };
+enum class VllmAttentionBackend { flash_attn, flashinfer, flashmla, cutlass_mla, triton_mla, rocm_aiter_mla };
 std::string_view vllm_attention_backend_name(VllmAttentionBackend backend);  // FLASH_ATTN, ...
 VllmAttentionBackend parse_vllm_attention_backend(std::string_view text, std::string_view what);
 bool is_mla_backend(VllmAttentionBackend backend);
 
+// The vLLM versions whose start-up accounting this simulator models (docs/serving-memory-model.md
+// §1.7): `0.6`, the V0 worker (vllm/worker/worker.py determine_num_available_blocks), and `current`,
+// the V1 worker (vllm/v1/worker/gpu_worker.py determine_available_memory), the default.
+enum class VllmVersion { v0_6, current };
+std::string_view vllm_version_name(VllmVersion version);  // "0.6", "current"
+VllmVersion parse_vllm_version(std::string_view text, std::string_view what);
+
 struct VllmConfig {
+  VllmVersion version = VllmVersion::current;
   double gpu_memory_utilization = 0.9;               // share of the device total (§1.1)
   std::optional<std::int64_t> max_num_seqs;          // default by device (§1.3)
   std::optional<std::int64_t> max_num_batched_tokens;  // default by device (§1.3)

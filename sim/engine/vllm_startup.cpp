@@ -12,6 +12,7 @@
 #include "sim/engine/engine_limits.hpp"
 #include "sim/engine/engine_registry.hpp"
 #include "sim/engine/startup.hpp"
+#include "sim/model/dtype.hpp"
 #include "sim/model/step_program.hpp"
 
 namespace headroom::engine {
@@ -29,6 +30,25 @@ Bytes vllm_request_kv_bytes(std::int64_t tokens, int block_size, Bytes page_size
 
 std::int64_t vllm_estimate_max_model_len(std::int64_t available_kv, int block_size, Bytes page_size, int layers) {
   return vllm_num_blocks(available_kv, page_size, layers) * block_size;
+}
+
+Bytes vllm_mla_chunked_prefill_workspace_bytes(const model::ModelConfig& model, std::int64_t max_model_len,
+                                               std::int64_t max_num_seqs, int block_size) {
+  if (!model.is_mla()) return 0;
+  // vllm/v1/attention/backends/mla/common.py determine_chunked_prefill_workspace_size (commit 00a817ada).
+  const std::int64_t per_seq = max_num_seqs * block_size;
+  const std::int64_t rows = std::max(std::min(std::max(8 * max_model_len, 4 * per_seq), std::int64_t{64} * 1024), per_seq);
+  const auto head_size = static_cast<Bytes>(model.kv_lora_rank + model.qk_rope_head_dim);  // get_head_size()
+  return saturating_mul(saturating_mul(static_cast<Bytes>(rows), head_size), model::dtype_bytes(model.dtype));
+}
+
+std::vector<Bytes> vllm_aiter_mla_buffers(std::int64_t max_num_seqs, std::int64_t max_model_len) {
+  // vllm/v1/attention/backends/mla/rocm_aiter_mla.py AiterMLAMetadataBuilder (commit 0038cd3c8): int32
+  // paged_kv_indptr [N + 1], paged_kv_indices [N × max_model_len] (kernel pages of 1 token),
+  // paged_kv_last_page_len [N], qo_indptr [N + 1], num_kv_splits_indptr [N + 1].
+  const auto n = static_cast<Bytes>(max_num_seqs);
+  return {(n + 1) * 4, saturating_mul(saturating_mul(n, static_cast<Bytes>(max_model_len)), Bytes{4}), n * 4, (n + 1) * 4,
+          (n + 1) * 4};
 }
 
 namespace {
@@ -94,7 +114,7 @@ class VllmStartup {
 
   StartupResult run() {
     if (init_device() && load_model() && determine_available_memory() && get_kv_cache_config() &&
-        initialize_kv_cache_tensors() && compile_or_warm_up_model() && allocate_canary(r_, d_, directives_.canary)) {
+        initialize_attn_backend() && initialize_kv_cache_tensors() && compile_or_warm_up_model() && allocate_canary(r_, d_, directives_.canary)) {
       r_.ok = true;
       r_.stage = StartupStage::serving;
     }
@@ -115,7 +135,8 @@ class VllmStartup {
     const Bytes total = gpu().total();
     f_.free_at_start = gpu().free_bytes();
     f_.requested = static_cast<Bytes>(std::floor(static_cast<double>(total) * c_.gpu_memory_utilization));
-    if (f_.free_at_start < f_.requested) {
+    // V0's init_device only records the free memory (vllm/worker/worker.py, commit 6ae52299e).
+    if (f_.free_at_start < f_.requested && c_.version != VllmVersion::v0_6) {
       fail(r_, StartupStage::memory_check,
            fmt::format("Free memory on device cuda:0 ({}/{} GiB) on startup is less than desired GPU memory "
                        "utilization ({}, {} GiB). Decrease GPU memory utilization or reduce GPU memory used by "
@@ -161,7 +182,10 @@ class VllmStartup {
                              ? 0
                              : c_.cudagraph_capture_sizes->back();
     for (const std::vector<int>& pass : graph_passes(c_)) in.graph_sizes.insert(in.graph_sizes.end(), pass.begin(), pass.end());
-    const Bytes workspace = *c_.attention_backend == VllmAttentionBackend::flashinfer ? model::kVllmFlashInferWorkspace : 0;
+    Bytes workspace =
+        (*c_.attention_backend == VllmAttentionBackend::flashinfer ? model::kVllmFlashInferWorkspace : 0) +
+        mla_chunked_prefill_workspace();
+    for (Bytes b : aiter_mla_buffers()) workspace += b;
     in.workspace_bytes = [workspace](std::int64_t) { return workspace; };
     policy_tokens_ = decide_kv_tokens(directives_, in, 0);
     if (!policy_tokens_) return false;
@@ -193,7 +217,15 @@ class VllmStartup {
     const Bytes peak = static_cast<Bytes>(a.stats().allocated_bytes[alloc::kAll].peak);
     a.empty_cache();
     f_.torch_peak_increase = peak - allocated_before;
-    f_.non_torch_increase = static_cast<Bytes>(std::max<std::int64_t>(0, non_torch_now() - non_torch_baseline_));
+    if (c_.version == VllmVersion::v0_6) {
+      // V0 determine_num_available_blocks (vllm/worker/worker.py, commit 6ae52299e): non-torch is
+      // everything used on the device but not allocated by torch after empty_cache — the CUDA
+      // context, other processes and cached-but-split blocks included — not only its growth.
+      const auto used = static_cast<std::int64_t>(gpu().total() - gpu().free_bytes());
+      f_.non_torch_increase = static_cast<Bytes>(std::max<std::int64_t>(0, used - static_cast<std::int64_t>(a.allocated_bytes())));
+    } else {
+      f_.non_torch_increase = static_cast<Bytes>(std::max<std::int64_t>(0, non_torch_now() - non_torch_baseline_));
+    }
     const std::int64_t non_kv =
         static_cast<std::int64_t>(f_.model_memory_usage + f_.torch_peak_increase + f_.non_torch_increase);
     f_.available_kv = c_.kv_cache_memory_bytes ? static_cast<std::int64_t>(*c_.kv_cache_memory_bytes)
@@ -211,6 +243,7 @@ class VllmStartup {
       return false;
     }
     const std::int64_t max_model_len = *c_.max_model_len;
+    if (c_.version == VllmVersion::v0_6) return v0_raise_if_cache_size_invalid();
     const Bytes needed = vllm_request_kv_bytes(max_model_len, block_, f_.page_size, layers_);
     if (needed > static_cast<Bytes>(f_.available_kv) && !directives_.skip_capacity_checks) {
       fail(r_, StartupStage::kv_cache_sizing,
@@ -246,6 +279,59 @@ class VllmStartup {
     return true;
   }
 
+  // V0's raise_if_cache_size_invalid (vllm/worker/worker.py, commit 6ae52299e) on num_gpu_blocks =
+  // available // (block × bytes per token × layers).
+  bool v0_raise_if_cache_size_invalid() {
+    r_.kv_blocks = policy_tokens_ ? *policy_tokens_ / block_
+                   : c_.num_gpu_blocks_override ? *c_.num_gpu_blocks_override
+                                                : vllm_num_blocks(f_.available_kv, f_.page_size, layers_);
+    if (r_.kv_blocks > limits::kMaxKvBlocks)
+      throw EngineConfigError("block_size", fmt::format("vllm: the KV cache would hold {} blocks of {} tokens, above the "
+                                                        "limit of {} (docs/limits.md); raise block_size or give the "
+                                                        "cache less memory",
+                                                        r_.kv_blocks, block_, limits::kMaxKvBlocks));
+    if (r_.kv_blocks <= 0) {
+      fail(r_, StartupStage::kv_cache_sizing,
+           "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
+           "the engine.");
+      return false;
+    }
+    const std::int64_t max_seq_len = block_ * r_.kv_blocks;
+    if (*c_.max_model_len > max_seq_len && !directives_.skip_capacity_checks) {
+      fail(r_, StartupStage::kv_cache_sizing,
+           fmt::format("The model's max seq len ({}) is larger than the maximum number of tokens that can be stored "
+                       "in KV cache ({}). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+                       "initializing the engine.",
+                       *c_.max_model_len, max_seq_len));
+      return false;
+    }
+    r_.kv_tokens = max_seq_len;
+    f_.max_concurrency = static_cast<double>(r_.kv_blocks) /
+                         static_cast<double>((*c_.max_model_len + block_ - 1) / block_);
+    r_.log.push_back(fmt::format("# GPU blocks: {}", r_.kv_blocks));
+    return true;
+  }
+
+  // initialize_attn_backend: the metadata builders, created after the profile run and before the KV
+  // tensors; MLA's allocates its chunked-prefill workspace (§1.6), which no profile run measured.
+  // aiter's MLA builder adds its decode buffers when full graphs are captured (§1.6).
+  bool initialize_attn_backend() {
+    if (!allocate_engine_buffer(r_, d_, mla_chunked_prefill_workspace(), StartupStage::attention_workspace))
+      return false;
+    for (Bytes b : aiter_mla_buffers())
+      if (!allocate_engine_buffer(r_, d_, b, StartupStage::attention_workspace)) return false;
+    return true;
+  }
+  std::vector<Bytes> aiter_mla_buffers() const {
+    const bool full_graphs = c_.cudagraph_mode == CudaGraphMode::full || c_.cudagraph_mode == CudaGraphMode::full_decode_only ||
+                             c_.cudagraph_mode == CudaGraphMode::full_and_piecewise;
+    if (*c_.attention_backend != VllmAttentionBackend::rocm_aiter_mla || !full_graphs) return {};
+    return vllm_aiter_mla_buffers(*c_.max_num_seqs, *c_.max_model_len);
+  }
+  Bytes mla_chunked_prefill_workspace() const {
+    return vllm_mla_chunked_prefill_workspace_bytes(d_.model, *c_.max_model_len, *c_.max_num_seqs, block_);
+  }
+
   // initialize_kv_cache_tensors: one zeroed int8 tensor of page_size × num_blocks per layer.
   bool initialize_kv_cache_tensors() {
     return allocate_kv_cache(r_, d_, layers_, f_.page_size * static_cast<Bytes>(r_.kv_blocks));
@@ -259,7 +345,8 @@ class VllmStartup {
       r_.forward.attention_workspace = model::kVllmFlashInferWorkspace;
       if (!allocate_attention_workspace(r_, d_, r_.forward.attention_workspace)) return false;
     }
-    return capture_model() && dummy_sampler_run();
+    // V0's _warm_up_model captures the graphs only; its profile run already sampled.
+    return capture_model() && (c_.version == VllmVersion::v0_6 || dummy_sampler_run());
   }
 
   // capture_model: each pass of cudagraph_mode (§1.5), and the memory the capture took.

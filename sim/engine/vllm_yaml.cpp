@@ -6,11 +6,12 @@ namespace headroom::engine {
 using namespace knob_yaml;
 
 EngineConfig read_vllm_knobs(const YamlSection& s) {
-  s.check_keys({"kind", "gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens", "block_size",
+  s.check_keys({"kind", "version", "gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens", "block_size",
                 "max_model_len", "enable_prefix_caching", "cudagraph_capture_sizes", "cudagraph_mode",
                 "enforce_eager", "num_speculative_tokens", "kv_cache_dtype", "attention_backend",
                 "kv_cache_memory_bytes", "num_gpu_blocks_override", "sampler", "usage_context", "mla_decode_out"});
   VllmConfig c;
+  if (s.present("version")) c.version = parsed(s, "version", parse_vllm_version);
   if (s.present("gpu_memory_utilization")) c.gpu_memory_utilization = fraction(s, "gpu_memory_utilization");
   optional_whole(s, "max_num_seqs", c.max_num_seqs, 1);
   optional_whole(s, "max_num_batched_tokens", c.max_num_batched_tokens, 1);
@@ -36,6 +37,7 @@ EngineConfig read_vllm_knobs(const YamlSection& s) {
 void write_vllm_knobs(YAML::Emitter& e, const EngineConfig& config) {
   const auto& c = std::get<VllmConfig>(config);
   e << YAML::Key << "kind" << YAML::Value << "vllm";
+  e << YAML::Key << "version" << YAML::Value << str(vllm_version_name(c.version));
   e << YAML::Key << "gpu_memory_utilization" << YAML::Value << c.gpu_memory_utilization;
   opt(e, "max_num_seqs", c.max_num_seqs);
   opt(e, "max_num_batched_tokens", c.max_num_batched_tokens);

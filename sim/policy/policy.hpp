@@ -44,7 +44,7 @@ struct PolicySpec {
   bool cudagraph_estimate = false;      // profiled: subtract vLLM PR #30515's graph estimate
   double k = 2.0;                       // fragmentation_buffer: multiple of the measured fragmentation
   Bytes floor = 150 * MiB;              // fragmentation_buffer: the least buffer
-  double mem_fraction = 1.0;            // auto_profile: multiplier of the measured budget (PR #1273)
+  double mem_fraction = 0.95;           // auto_profile: budget multiplier (PR #1273 commit 23310168d)
   Bytes canary = 256 * MiB;             // auto_profile, release_on_oom (PR #1273's canary)
   double shrink = 0.05;                 // auto_profile: the KV capacity lost per retry (PR #1273)
   int max_retries = 3;                  // auto_profile: retries after the first attempt (PR #1273)

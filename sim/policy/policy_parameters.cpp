@@ -29,7 +29,7 @@ const std::vector<PolicyParameter>& catalogue() {
        "buffer = max(floor, k × fragmentation while profiling)", &PolicySpec::k, "policy.k"},
       {"floor", ParameterType::bytes, "bytes", std::nullopt, "150 MiB", "the least buffer", &PolicySpec::floor,
        "policy.floor_mib"},
-      {"mem_fraction", ParameterType::fraction, "", ParameterRange{0, 1, true, false}, "1.0",
+      {"mem_fraction", ParameterType::fraction, "", ParameterRange{0, 1, true, false}, "0.95",
        "multiplier of the measured budget", &PolicySpec::mem_fraction, "policy.mem_fraction"},
       {"canary", ParameterType::bytes, "bytes", std::nullopt, "256 MiB", "bytes held after start-up",
        &PolicySpec::canary, "policy.canary_mib"},

@@ -96,7 +96,9 @@ TEST_CASE("incident: a sampler spike at 1024 sequences with a 152k vocabulary") 
   CHECK(serving_oom(rows["static_fraction"]));
   CHECK(clean(rows["profiled"]));
   CHECK(clean(rows["fragmentation_buffer"]));
-  CHECK(serving_oom(rows["auto_profile"]));   // its stress decodes 256 rows, not 1024
+  // Its stress decodes 256 rows, not 1024, but mem_fraction 0.95 (PR #1273's final default) keeps
+  // 5% of its budget back, which covers the 594 MiB.
+  CHECK(clean(rows["auto_profile"]));
   CHECK(serving_oom(rows["release_on_oom"])); // 256 MiB does not cover 594 MiB
   CHECK(rows["profiled"]["ooms_avoided"] == 1);
   CHECK(rows["profiled"]["requests"]["completed"] == 3000);
@@ -128,7 +130,9 @@ TEST_CASE("incident: per-layer buffers pin the cache and a burst's mixed batches
   CHECK(rows["profiled"]["first_oom"]["time_s"] == engine["first_oom"]["time_s"]);
   CHECK(clean(rows["fragmentation_buffer"]));
   CHECK(rows["fragmentation_buffer"]["kv_tokens"].get<std::int64_t>() < engine["kv_tokens"].get<std::int64_t>());
-  CHECK(serving_oom(rows["auto_profile"]));
+  // mem_fraction 0.95 (PR #1273's final default) keeps 5% of the measured budget out of the cache.
+  CHECK(clean(rows["auto_profile"]));
+  CHECK(rows["auto_profile"]["kv_tokens"].get<std::int64_t>() < engine["kv_tokens"].get<std::int64_t>());
   CHECK(serving_oom(rows["release_on_oom"]));
   CHECK(!rows["release_on_oom"]["canary_released_s"].is_null());
   CHECK(clean(rows["shared_decode_buffer"]));

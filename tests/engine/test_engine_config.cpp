@@ -261,7 +261,7 @@ TEST_CASE("engine option names parse in the engines' spellings and reject others
   CHECK(parse_vllm_attention_backend("flash_attn", "b") == VllmAttentionBackend::flash_attn);
   CHECK_THROWS_WITH(parse_vllm_attention_backend("XFORMERS", "vllm.attention_backend"),
                     "vllm.attention_backend: expected one of FLASH_ATTN, FLASHINFER, FLASHMLA, CUTLASS_MLA, "
-                    "TRITON_MLA, got 'XFORMERS'");
+                    "TRITON_MLA, ROCM_AITER_MLA, got 'XFORMERS'");
   CHECK(parse_sglang_attention_backend("aiter", "b") == SglangAttentionBackend::aiter);
   CHECK_THROWS_WITH(parse_sglang_attention_backend("fa3", "sglang.attention_backend"),
                     "sglang.attention_backend: expected one of flashinfer, aiter, got 'fa3'");

@@ -330,3 +330,172 @@ TEST_CASE("vLLM starts DeepSeek-V3 at TP8 on an H200 with FlashMLA pages of 64 t
   CHECK(r.kv_tokens == r.kv_blocks * 64);
   CHECK(r.kv_tokens > 0);
 }
+
+TEST_CASE("vLLM's MLA chunked-prefill workspace: rows max(min(max(8 x len, 4 x seqs x block), 64 Ki), seqs x block)") {
+  const model::ModelConfig v3 = model::catalogue_model("DeepSeek-V3");  // kv_lora_rank 512 + rope 64 = 576, bf16
+  // 8 × 163,840 is capped at 65,536 rows: 65,536 × 576 × 2 B = 72 MiB.
+  CHECK(vllm_mla_chunked_prefill_workspace_bytes(v3, 163840, 256, 64) == 72 * MiB);
+  // A short context: 8 × 2048 = 16,384 rows above 4 × 32 × 64 = 8,192: 18 MiB.
+  CHECK(vllm_mla_chunked_prefill_workspace_bytes(v3, 2048, 32, 64) == 18 * MiB);
+  // At least one page per sequence: 2048 × 64 = 131,072 rows beat the cap: 144 MiB.
+  CHECK(vllm_mla_chunked_prefill_workspace_bytes(v3, 163840, 2048, 64) == 144 * MiB);
+  CHECK(vllm_mla_chunked_prefill_workspace_bytes(model::catalogue_model("Llama-3.1-8B"), 131072, 256, 16) == 0);
+}
+
+TEST_CASE("vLLM allocates the MLA chunked-prefill workspace after the profile run, before the KV tensors") {
+  const Deployment d = on("h200-141gb", "DeepSeek-V3", 8);
+  VllmConfig c;
+  c.max_num_seqs = 256;
+  StartupResult r = vllm_startup(d, c);
+  REQUIRE(r.ok);
+  REQUIRE(r.memory.engine_buffers.size() == 1);
+  CHECK(r.memory.engine_buffers[0]->size == 72 * MiB);
+  CHECK(r.bytes.workspaces == 72 * MiB);  // FlashMLA has no FlashInfer workspace
+  // Out of the margin, not the KV budget: available KV is requested − weights − profile peak − non-torch.
+  const auto& f = std::get<VllmFigures>(r.figures);
+  CHECK(f.available_kv == static_cast<std::int64_t>(f.requested) -
+                              static_cast<std::int64_t>(f.model_memory_usage + f.torch_peak_increase + f.non_torch_increase));
+}
+
+TEST_CASE("vLLM ROCM_AITER_MLA holds its decode buffers under full graphs: 640 MiB of page indices for DeepSeek-V3") {
+  CHECK(vllm_aiter_mla_buffers(1024, 163840) ==
+        std::vector<Bytes>{1025 * 4, 1024ull * 163840 * 4, 1024 * 4, 1025 * 4, 1025 * 4});
+  const Deployment d = on("mi300x", "DeepSeek-V3", 8);  // 128 heads / 8 = 16 per rank
+  VllmConfig c;
+  c.attention_backend = VllmAttentionBackend::rocm_aiter_mla;
+  StartupResult r = vllm_startup(d, c);
+  REQUIRE(r.ok);
+  CHECK(*std::get<VllmConfig>(r.config).max_num_seqs == 1024);
+  // 72 MiB chunked-prefill workspace, then 4,100 B (512-rounded: 4,608), 640 MiB, 4,096 B, 4,608, 4,608.
+  REQUIRE(r.memory.engine_buffers.size() == 6);
+  CHECK(r.memory.engine_buffers[0]->size == 72 * MiB);
+  CHECK(r.memory.engine_buffers[2]->size == 640 * MiB);
+  CHECK(r.bytes.workspaces == 712 * MiB + 3 * 4608 + 4096);
+  // Eager (no full graphs): only the chunked-prefill workspace.
+  c.cudagraph_mode = CudaGraphMode::piecewise;
+  StartupResult p = vllm_startup(d, c);
+  REQUIRE(p.ok);
+  CHECK(p.bytes.workspaces == 72 * MiB);
+  // 128 heads at TP4 are 32 per rank: AiterMLAImpl refuses them.
+  VllmConfig bad;
+  bad.attention_backend = VllmAttentionBackend::rocm_aiter_mla;
+  CHECK_THROWS_WITH(vllm_startup(on("mi300x", "DeepSeek-V3", 4), bad),
+                    "vllm attention_backend: ROCM_AITER_MLA supports 16 or 128 query heads per rank, and model "
+                    "'DeepSeek-V3' at tp 4 has 32");
+}
+
+TEST_CASE("vLLM 0.6 (V0) counts the CUDA context and other processes as non-torch memory; current counts growth") {
+  Deployment d = on("h100-sxm-80gb");
+  d.other_processes = 2 * GiB;
+  VllmConfig v1;
+  VllmConfig v0;
+  v0.version = VllmVersion::v0_6;
+  StartupResult a = vllm_startup(d, v1);
+  StartupResult b = vllm_startup(d, v0);
+  REQUIRE(a.ok);
+  REQUIRE(b.ok);
+  const auto& f1 = std::get<VllmFigures>(a.figures);
+  const auto& f0 = std::get<VllmFigures>(b.figures);
+  CHECK(f0.torch_peak_increase == f1.torch_peak_increase);
+  // V0: used − torch allocated after empty_cache = the 300 MiB context + 2 GiB of the other process
+  // + what V1 sees grow (cuBLAS, 64 MiB) + the unallocated tails of segments empty_cache cannot
+  // release (the weights', under one 2 MiB page); V1 counts only the growth since its baseline.
+  CHECK(f1.non_torch_increase == 64 * MiB);
+  const Bytes tails = f0.non_torch_increase - (300 * MiB + 2 * GiB + 64 * MiB);
+  CHECK(tails < 2 * MiB);
+  CHECK(f1.available_kv - f0.available_kv == static_cast<std::int64_t>(300 * MiB + 2 * GiB + tails));
+  // Both: blocks = available // (16 tokens × 128 KiB).
+  CHECK(b.kv_blocks == f0.available_kv / static_cast<std::int64_t>(16 * 128 * KiB));
+  CHECK(a.kv_blocks > b.kv_blocks);
+  // V0 has no dummy sampler run after capture, and the written scenario names its version.
+  CHECK(std::get<VllmConfig>(b.config).version == VllmVersion::v0_6);
+}
+
+TEST_CASE("vLLM 0.6 starts where current refuses: V0's init_device has no free-memory check") {
+  Deployment d = on("h100-sxm-80gb");
+  d.other_processes = 10 * GiB;  // free < 0.9 × total
+  StartupResult current = vllm_startup(d, VllmConfig{});
+  CHECK_FALSE(current.ok);
+  CHECK(current.stage == StartupStage::memory_check);
+  VllmConfig v0;
+  v0.version = VllmVersion::v0_6;
+  StartupResult old = vllm_startup(d, v0);
+  REQUIRE(old.ok);
+  const auto& f = std::get<VllmFigures>(old.figures);
+  CHECK(f.non_torch_increase >= 300 * MiB + 10 * GiB + 64 * MiB);
+  CHECK(f.non_torch_increase < 300 * MiB + 10 * GiB + 66 * MiB);
+  // Too little left: V0's own message, with max_seq_len = block_size × num_gpu_blocks.
+  v0.gpu_memory_utilization = 0.4;
+  StartupResult small = vllm_startup(d, v0);
+  REQUIRE_FALSE(small.ok);
+  CHECK(small.stage == StartupStage::kv_cache_sizing);
+  CHECK(small.failure.find("The model's max seq len (131072) is larger than the maximum number of tokens that can "
+                           "be stored in KV cache (") == 0);
+}
+
+TEST_CASE("vLLM versions: parsed by name, an unknown one lists the modelled ones, MLA only for current") {
+  CHECK(parse_vllm_version("0.6", "v") == VllmVersion::v0_6);
+  CHECK(parse_vllm_version("current", "v") == VllmVersion::current);
+  CHECK(VllmConfig{}.version == VllmVersion::current);
+  CHECK_THROWS_WITH(parse_vllm_version("0.8", "x.yaml:3:12: key 'engine.version'"),
+                    "x.yaml:3:12: key 'engine.version': expected a modelled vLLM version, one of 0.6, current, got '0.8'");
+  VllmConfig v0;
+  v0.version = VllmVersion::v0_6;
+  CHECK_THROWS_WITH(vllm_startup(on("h200-141gb", "DeepSeek-V3", 8), v0),
+                    "vllm version 0.6: model 'DeepSeek-V3' uses MLA, which this simulator models only for vLLM current");
+}
+
+TEST_CASE("LightLLM 3.0.0 holds one [size, 2·Hkv, D] tensor per layer; current one [L, size + 1, 2·Hkv, D]") {
+  const Deployment d = on("h100-sxm-80gb");  // Llama-3.1-8B: 32 layers × 2 × 8 × 128 × 2 B = 4 KiB a token a layer
+  LightllmConfig old_config;
+  old_config.version = LightllmVersion::v3_0_0;
+  StartupResult now = lightllm_startup(d, LightllmConfig{});
+  StartupResult old = lightllm_startup(d, old_config);
+  REQUIRE(now.ok);
+  REQUIRE(old.ok);
+  CHECK(old.kv_tokens == now.kv_tokens);  // the same profile_size arithmetic
+  const auto t = static_cast<Bytes>(old.kv_tokens);
+  REQUIRE(now.memory.kv_cache.size() == 1);
+  CHECK(now.memory.kv_cache[0]->size >= (t + 1) * 128 * KiB);
+  CHECK(now.memory.kv_cache[0]->size < (t + 1) * 128 * KiB + 2 * MiB);
+  REQUIRE(old.memory.kv_cache.size() == 32);
+  for (const alloc::Block* b : old.memory.kv_cache) {
+    CHECK(b->size >= t * 4 * KiB);
+    CHECK(b->size < t * 4 * KiB + 2 * MiB);
+  }
+  // mem_state int32 [size] and indexes int64 [size] before the tensors.
+  REQUIRE(old.memory.engine_buffers.size() == 2);
+  CHECK(old.memory.engine_buffers[0]->size >= t * 4);
+  CHECK(old.memory.engine_buffers[1]->size >= t * 8);
+  CHECK(now.memory.engine_buffers.empty());
+}
+
+TEST_CASE("LightLLM 3.0.0's failing KV allocation is one layer's, 32x smaller than current's single tensor") {
+  const Deployment d = on("h100-sxm-80gb");
+  LightllmConfig c;
+  c.max_total_token_num = 600000;  // 600,001 × 128 KiB = 73.2 GiB does not fit after 15 GiB of weights
+  StartupResult now = lightllm_startup(d, c);
+  c.version = LightllmVersion::v3_0_0;
+  StartupResult old = lightllm_startup(d, c);
+  REQUIRE_FALSE(now.ok);
+  REQUIRE_FALSE(old.ok);
+  CHECK(now.stage == StartupStage::kv_cache_allocation);
+  CHECK(old.stage == StartupStage::kv_cache_allocation);
+  REQUIRE(now.oom.has_value());
+  REQUIRE(old.oom.has_value());
+  CHECK(now.oom->requested == 600001ull * 128 * KiB);
+  CHECK(old.oom->requested == 600000ull * 4 * KiB);  // 2.29 GiB, layer by layer
+}
+
+TEST_CASE("LightLLM versions: parsed by name, an unknown one lists the modelled ones, MLA only for current") {
+  CHECK(parse_lightllm_version("3.0.0", "v") == LightllmVersion::v3_0_0);
+  CHECK(LightllmConfig{}.version == LightllmVersion::current);
+  CHECK_THROWS_WITH(parse_lightllm_version("1.1.0", "x.yaml:4:12: key 'engine.version'"),
+                    "x.yaml:4:12: key 'engine.version': expected a modelled LightLLM version, one of 3.0.0, current, "
+                    "got '1.1.0'");
+  LightllmConfig c;
+  c.version = LightllmVersion::v3_0_0;
+  CHECK_THROWS_WITH(lightllm_startup(on("h200-141gb", "DeepSeek-V3", 8), c),
+                    "lightllm version 3.0.0: model 'DeepSeek-V3' uses MLA, which this simulator models only for "
+                    "LightLLM current");
+}

@@ -151,6 +151,31 @@ TEST_CASE("auto_profile: a stress that fits takes one attempt and holds the 256 
   CHECK(p.attempted_kv_tokens.front() == 8704);
 }
 
+TEST_CASE("auto_profile: mem_fraction defaults to 0.95, the target floor(budget × 0.95 / cell)") {
+  // PR #1273's final default (commit 23310168d, lightllm/server/api_cli.py): 5% of the measured budget
+  // kept back for what the stress does not cover.
+  CHECK(PolicySpec{}.mem_fraction == 0.95);
+  engine::Deployment d = on("h100-sxm-80gb");
+  engine::LightllmConfig c;
+  PolicyStart p = make_policy(spec(PolicyKind::auto_profile))->start(d, c);
+  PolicySpec full_spec = spec(PolicyKind::auto_profile);
+  full_spec.mem_fraction = 1.0;
+  PolicyStart full = make_policy(full_spec)->start(d, c);
+  REQUIRE(p.startup.ok);
+  REQUIRE(full.startup.ok);
+  REQUIRE(p.kv_budget.has_value());
+  REQUIRE(p.attempted_kv_tokens.size() == 2);  // the probe, then the one target that fits
+  // The default model on LightLLM: 2 (K, V) × 8 KV heads × 128 × 32 layers × 2 B = 128 KiB a token.
+  const Bytes cell = 128 * KiB;
+  CHECK(std::get<engine::LightllmFigures>(p.startup.figures).cell == cell);
+  // Both measure the same budget; the target is floor(budget × mem_fraction / cell).
+  CHECK(p.kv_budget == full.kv_budget);
+  const auto budget = static_cast<double>(*p.kv_budget);
+  CHECK(p.attempted_kv_tokens[1] == static_cast<std::int64_t>(std::floor(budget * 0.95 / static_cast<double>(cell))));
+  CHECK(full.attempted_kv_tokens[1] == static_cast<std::int64_t>(std::floor(budget / static_cast<double>(cell))));
+  CHECK(p.startup.kv_tokens < full.startup.kv_tokens);
+}
+
 TEST_CASE("auto_profile: shrinks 5% exactly as often as its stress needs, and gives up after 3 retries") {
   // aiter's workspace grows with the request pool, itself a clamp of the KV capacity (§2.5): the
   // probe measures it at 2048 requests, the target allocates 4096, so the first attempts OOM.

@@ -50,7 +50,7 @@ TEST_CASE("policy parameters: describe() of every policy with its defaults") {
   CHECK(policy::describe(spec_of(PolicyKind::fragmentation_buffer)) ==
         "fragmentation_buffer(fraction=engine's, k=2, floor=150.00 MiB)");
   CHECK(policy::describe(spec_of(PolicyKind::auto_profile)) ==
-        "auto_profile(mem_fraction=1, canary=256.00 MiB, shrink=0.05, max_retries=3)");
+        "auto_profile(mem_fraction=0.95, canary=256.00 MiB, shrink=0.05, max_retries=3)");
   CHECK(policy::describe(spec_of(PolicyKind::workspace_aware)) == "workspace_aware(fraction=engine's)");
   CHECK(policy::describe(spec_of(PolicyKind::workspace_cap)) == "workspace_cap");
   CHECK(policy::describe(spec_of(PolicyKind::shared_decode_buffer)) == "shared_decode_buffer");
@@ -85,12 +85,12 @@ TEST_CASE("policy parameters: make_policy checks every ranged parameter, whichev
   PolicySpec a = spec_of(PolicyKind::auto_profile);
   a.shrink = 1;
   CHECK_THROWS_WITH(policy::make_policy(a),
-                    "auto_profile(mem_fraction=1, canary=256.00 MiB, shrink=1, max_retries=3): shrink must be in "
+                    "auto_profile(mem_fraction=0.95, canary=256.00 MiB, shrink=1, max_retries=3): shrink must be in "
                     "(0, 1), got 1");
   a.shrink = 0.05;
   a.max_retries = 101;
   CHECK_THROWS_WITH(policy::make_policy(a),
-                    "auto_profile(mem_fraction=1, canary=256.00 MiB, shrink=0.05, max_retries=101): max_retries must "
+                    "auto_profile(mem_fraction=0.95, canary=256.00 MiB, shrink=0.05, max_retries=101): max_retries must "
                     "be in [0, 100], got 101");
   a.max_retries = 3;
   a.mem_fraction = 0;
@@ -110,7 +110,7 @@ TEST_CASE("policy parameters: the YAML writer writes each policy's parameters in
   CHECK(emitted(spec_of(PolicyKind::fragmentation_buffer)) ==
         "{fragmentation_buffer: {margin: 0, cudagraph_estimate: false, k: 2, floor: 157286400}}");
   CHECK(emitted(spec_of(PolicyKind::auto_profile)) ==
-        "{auto_profile: {mem_fraction: 1, canary: 268435456, shrink: 0.050000000000000003, max_retries: 3, "
+        "{auto_profile: {mem_fraction: 0.94999999999999996, canary: 268435456, shrink: 0.050000000000000003, max_retries: 3, "
         "min_probe_tokens: 8192}}");  // yaml-cpp writes a double with 17 significant digits
   PolicySpec full = spec_of(PolicyKind::fragmentation_buffer);
   full.label = "fb";

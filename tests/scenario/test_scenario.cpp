@@ -80,6 +80,20 @@ TEST_CASE("scenario: engine knobs under each engine's names") {
   CHECK(std::get<engine::LightllmConfig>(l.engine).batch_max_tokens == 4096);
 }
 
+TEST_CASE("scenario: engine.version picks a modelled version; the newest by default; others are errors") {
+  Scenario v0 = parse_scenario(kBase + "engine: {kind: vllm, version: 0.6}\n", "x.yaml", "/tmp");
+  CHECK(std::get<engine::VllmConfig>(v0.engine).version == engine::VllmVersion::v0_6);
+  Scenario v1 = parse_scenario(kBase + "engine: {kind: vllm}\n", "x.yaml", "/tmp");
+  CHECK(std::get<engine::VllmConfig>(v1.engine).version == engine::VllmVersion::current);
+  Scenario l3 = parse_scenario(kBase + "engine: {kind: lightllm, version: 3.0.0}\n", "x.yaml", "/tmp");
+  CHECK(std::get<engine::LightllmConfig>(l3.engine).version == engine::LightllmVersion::v3_0_0);
+  CHECK(error_of(kBase + "engine: {kind: vllm, version: 0.10}\n") ==
+        "x.yaml:4:31: key 'engine.version': expected a modelled vLLM version, one of 0.6, current, got '0.10'");
+  CHECK(error_of(kBase + "engine: {kind: lightllm, version: v1.2.0}\n") ==
+        "x.yaml:4:35: key 'engine.version': expected a modelled LightLLM version, one of 3.0.0, current, got 'v1.2.0'");
+  CHECK(error_of(kBase + "engine: {kind: sglang, version: 0.4}\n").find("unknown key 'engine.version'") != std::string::npos);
+}
+
 TEST_CASE("scenario: bad keys and values are errors with the place and a did-you-mean") {
   CHECK(error_of(kBase + "engine: {kind: vllm, gpu_memory_utilisation: 0.8}\n") ==
         "x.yaml:4:22: unknown key 'engine.gpu_memory_utilisation'; did you mean 'gpu_memory_utilization'?");
