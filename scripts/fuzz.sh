@@ -26,8 +26,15 @@ data="${HEADROOM_DATA:-$root/../shared/traces}"
 work="${FUZZ_WORK:-$(mktemp -d /tmp/headroom-fuzz.XXXXXX)}"
 mkdir -p "$work"
 
-all=(pickle snapshot_json trace_azure_csv trace_vidur_csv trace_mooncake_jsonl trace_burstgpt_csv
-     trace_length_csv scenario_yaml gpu_profile_yaml alloc_conf hf_config allocator_ops)
+# Every fuzz target the build made (fuzz/CMakeLists.txt is their one list), so a new one is fuzzed too.
+all=()
+for bin in "$build"/fuzz/fuzz_*; do
+  [[ -f "$bin" && -x "$bin" ]] && all+=("${bin##*/fuzz_}")
+done
+if ((${#all[@]} == 0)); then
+  echo "no fuzz targets in $build/fuzz (build them first: make fuzz)" >&2
+  exit 2
+fi
 targets=("${@:-${all[@]}}")
 
 # Per target: -max_len (large enough for the real files where a whole file is one input), extra
