@@ -13,6 +13,8 @@
 #include "sim/allocator/snapshot.hpp"
 #include "sim/engine/graph_capture.hpp"
 #include "sim/engine/startup.hpp"
+#include "sim/model/catalogue.hpp"
+#include "sim/model/forward_program.hpp"
 #include "tests/engine/deployment_on.hpp"
 #include "tests/support/test_data.hpp"
 
@@ -249,4 +251,23 @@ TEST_CASE("engine start-up: the RNG state of graph capture is allocated once, fo
   REQUIRE(r.memory.graph_rng_state.size() == 2);
   CHECK(r.memory.graph_rng_state[0]->size == 512);
   CHECK(r.memory.graph_rng_state[0]->pool->owner_private_pool == nullptr);
+}
+
+TEST_CASE("the graph pool stays reserved while serving: eager batches above the largest size and empty_cache leave it") {
+  StartupResult r = vllm_startup(headroom::engine::test::on("h100-sxm-80gb"), VllmConfig{});
+  REQUIRE(r.ok);
+  alloc::CachingAllocator& a = *r.memory.allocator;
+  const Bytes pool = a.private_pool_reserved_bytes();
+  REQUIRE(pool == r.bytes.graph_pool);
+  REQUIRE(pool > 0);
+  // 1024 decode sequences: above the largest captured size (512), so the step runs eagerly.
+  REQUIRE(r.graph_batch_sizes.back() == 512);
+  const model::AllocationProgram eager = model::forward_program(model::catalogue_model("Llama-3.1-8B"),
+                                                                model::ForwardShape{1024, 1024, 1024, 1}, r.forward);
+  const model::ProgramRun run = model::run_program(a, eager, *r.memory.slots);
+  REQUIRE(run.completed);
+  CHECK(a.private_pool_reserved_bytes() == pool);
+  a.empty_cache();  // releases cached default-pool segments only: the graphs still use the pool
+  CHECK(a.private_pool_reserved_bytes() == pool);
+  a.check_invariants();
 }
