@@ -253,7 +253,7 @@ TEST_CASE("engine start-up: the RNG state of graph capture is allocated once, fo
   CHECK(r.memory.graph_rng_state[0]->pool->owner_private_pool == nullptr);
 }
 
-TEST_CASE("the graph pool stays reserved while serving: eager batches above the largest size and empty_cache leave it") {
+TEST_CASE("the graph pool stays reserved while serving: eager steps above the largest size, empty_cache") {
   StartupResult r = vllm_startup(headroom::engine::test::on("h100-sxm-80gb"), VllmConfig{});
   REQUIRE(r.ok);
   alloc::CachingAllocator& a = *r.memory.allocator;
