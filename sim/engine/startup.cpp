@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "sim/engine/engine_registry.hpp"
+#include "sim/engine/graph_capture.hpp"
 #include "sim/model/sampler_program.hpp"
 #include "sim/model/step_program.hpp"
 #include "sim/model/weights.hpp"
@@ -143,37 +144,27 @@ bool run_eager(StartupResult& r, const model::AllocationProgram& program, model:
 
 bool capture_decode_graphs(StartupResult& r, const Deployment& d, const std::vector<int>& sizes) {
   if (sizes.empty()) return true;
-  alloc::CachingAllocator& a = *r.memory.allocator;
   // torch.cuda.graph_pool_handle() ids are (0, n); one pool shared by every graph (§1.5, §2.3, §3).
-  const alloc::PoolId pool{0, 1};
-  r.memory.graph_pool = pool;
+  GraphCaptureOptions options;
+  r.memory.graph_pool = options.shared_pool;
   std::vector<int> order(sizes);
   std::sort(order.begin(), order.end(), std::greater<>());  // largest first, as all three engines
-  model::ProgramRun run;
+  // The graph is the decode forward; the engines drop its output after capture (vLLM's
+  // weak_ref_tensors in compilation/cuda_graph.py), so the program frees everything.
+  std::vector<model::AllocationProgram> programs;
+  programs.reserve(order.size());
+  std::vector<GraphCaptureStep> steps;
+  steps.reserve(order.size());
   for (int size : order) {
-    model::ForwardShape shape{size, size, size, d.tp};
-    model::AllocationProgram program = model::forward_program(d.model, shape, r.forward);
-    if (!run_eager(r, program, run)) {  // warm-up outside the graph
-      fail_oom(r, StartupStage::cuda_graph_capture, *run.oom, d);
-      return false;
-    }
-    // CUDAGraph's seed and offset holders (docs/allocator-model.md §4: two 512 B blocks per capture).
-    for (int i = 0; i < 2; ++i) {
-      alloc::Block* holder = a.malloc(8);
-      if (!holder) {
-        fail_oom(r, StartupStage::cuda_graph_capture, *a.last_oom(), d);
-        return false;
-      }
-      r.memory.graph_rng_state.push_back(holder);
-    }
-    model::RunOptions options;
-    options.graph_pool = pool;
-    model::run_program(a, program, *r.memory.slots, run, options);
-    r.bytes.activations_peak = std::max(r.bytes.activations_peak, run.peak_allocated);
-    if (!run.completed) {
-      fail_oom(r, StartupStage::cuda_graph_capture, *run.oom, d);
-      return false;
-    }
+    programs.push_back(model::forward_program(d.model, model::ForwardShape{size, size, size, d.tp}, r.forward));
+    steps.push_back(GraphCaptureStep{&programs.back(), &programs.back()});
+  }
+  const GraphCaptureRun run =
+      capture_graphs(*r.memory.allocator, *r.memory.slots, r.memory.graph_rng_state, steps, options);
+  r.bytes.activations_peak = std::max(r.bytes.activations_peak, run.peak_allocated);
+  if (!run.completed) {
+    fail_oom(r, StartupStage::cuda_graph_capture, *run.oom, d);
+    return false;
   }
   return true;
 }

@@ -158,9 +158,10 @@ bool allocate_engine_buffer(StartupResult& r, const Deployment& deployment, Byte
 // apart from the peak, the caller decides the message). `run` receives the measurement.
 bool run_eager(StartupResult& r, const model::AllocationProgram& program, model::ProgramRun& run);
 
-// Captures one decode graph per size, largest first, into the shared private pool: an eager
-// warm-up in the default pool, two RNG-state tensors outside the pool (caching-allocator spec §4),
-// then the forward captured into the pool (r.forward options). False (and `r` failed) on OOM.
+// Captures one decode graph per size, largest first, into the shared private pool
+// (graph_capture.hpp): an eager warm-up in the default pool, the generator's two RNG-state tensors
+// outside the pool at the process's first capture, then the forward captured into the pool
+// (r.forward options). False (and `r` failed) on OOM.
 bool capture_decode_graphs(StartupResult& r, const Deployment& deployment, const std::vector<int>& sizes);
 
 // A profile forward as vLLM's profile_run does it (§1.1): empty_cache, reset the peaks, one

@@ -97,7 +97,7 @@ struct ServingMemory {
   std::vector<alloc::Block*> kv_cache;      // one per layer (vLLM), 2·L or L (SGLang), 1 (LightLLM)
   std::vector<alloc::Block*> request_pool;
   std::vector<alloc::Block*> engine_buffers;   // workspaces no forward program names (MLA prefill, MoE)
-  std::vector<alloc::Block*> graph_rng_state;  // per captured graph, outside the private pool
+  std::vector<alloc::Block*> graph_rng_state;  // seed and offset of the first graph, outside the pool
   std::optional<alloc::PoolId> graph_pool;
   alloc::Block* canary = nullptr;           // a policy's canary, held until released on an OOM
   bool cublas_initialised = false;          // the first GEMM created the cuBLAS workspaces

@@ -90,7 +90,7 @@ TEST_CASE("§8 vLLM on one H100-80G: KV 52.5-54 GiB, 430-440k tokens, graphs out
   CHECK(r.bytes.kv_cache == 32 * r.memory.kv_cache[0]->size);
   // 51 capture sizes; FULL_AND_PIECEWISE captures them all plus the decode sizes, in one pool.
   CHECK(r.graph_batch_sizes.size() == 51);
-  CHECK(r.memory.graph_rng_state.size() == 2 * (51 + 51));
+  CHECK(r.memory.graph_rng_state.size() == 2);  // the generator's seed and offset, at the first capture only
   CHECK(r.bytes.graph_pool > 0);
   CHECK(r.bytes.graph_pool < 1 * GiB);
   CHECK(f.cudagraph_memory >= r.bytes.graph_pool);
