@@ -49,7 +49,7 @@ TEST_CASE("run --fail-on: an overloaded run exits 3 with its outputs written, 0 
   CHECK(run_headroom("run " + q(busy) + " --no-progress --fail-on oom -o " + q(dir / "b")).exit_code == 0);
 }
 
-TEST_CASE("run --fail-on slo: a loose SLO is met (exit 0), a tight one missed (exit 3); the SLO is resolved with the scenario") {
+TEST_CASE("run --fail-on slo: a loose SLO is met (exit 0), a tight one missed (exit 3), the SLO resolved with the scenario") {
   const fs::path dir = headroom::test::temp_dir("fail-on-slo");
   const fs::path loose = scenario_file(dir, "loose", 2, "slo: {ttft_p99_s: 10, e2e_p99_s: 10}\n");
   auto r = run_headroom("run " + q(loose) + " --no-progress --fail-on oom,slo,overload -o " + q(dir / "loose"));
@@ -125,7 +125,7 @@ TEST_CASE("compare and tune --fail-on: a policy's verdict, tune's answer under t
   CHECK(slurp(dir / "tight" / "frontier.csv").find(",0,0,\"\"\n") != std::string::npos);  // slo_met 0, overloaded 0
 }
 
-TEST_CASE("--fail-on: an unknown condition, and slo without an SLO, are bad input (exit 2, nothing written)") {
+TEST_CASE("fail-on: an unknown condition, and slo without an SLO, are bad input (exit 2, nothing written)") {
   const fs::path dir = headroom::test::temp_dir("fail-on-bad");
   const fs::path calm = scenario_file(dir, "calm", 2, "");
   auto r = run_headroom("run " + q(calm) + " --no-progress --fail-on oom,overlaod -o " + q(dir / "a"));
