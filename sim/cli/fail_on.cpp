@@ -18,8 +18,8 @@ FailOn parse_fail_on(const std::string& text, bool has_slo) {
     else if (item == "slo") f.slo = true;
     else if (item == "overload") f.overload = true;
     else
-      throw InputError(fmt::format("--fail-on: '{}' is not a condition{}; expected oom, slo or overload, separated by "
-                                   "commas (e.g. --fail-on oom,slo)",
+      throw InputError(fmt::format("--fail-on: '{}' is not one of oom, slo, overload (comma-separated, e.g. --fail-on "
+                                   "oom,slo){}",
                                    item, did_you_mean_suffix(item, names)));
     if (end == text.size()) break;
     start = end + 1;
