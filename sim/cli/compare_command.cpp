@@ -5,12 +5,14 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/fail_on.hpp"
 #include "sim/cli/output_folder.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
@@ -38,6 +40,7 @@ struct CompareArgs {
   unsigned threads = 0;
   bool png = false;
   bool svg = false;
+  std::optional<std::string> fail_on;  // --fail-on (fail_on.hpp): held by any policy
 };
 
 // A file-name-safe form of a label: letters, digits, '-', '_', '.'; the rest becomes '_'.
@@ -53,6 +56,7 @@ void compare(const CompareArgs& a) {
   std::vector<policy::PolicySpec> policies = !a.policies.empty() ? scenario::load_policies(a.policies)
                                              : !sc.compare.empty() ? sc.compare
                                                                    : scenario::default_policies();
+  const FailOn fail_on = a.fail_on ? parse_fail_on(*a.fail_on, sc.slo.any()) : FailOn{};
   if (a.png) report::require_chart_renderer("png");
   if (a.svg) report::require_chart_renderer("svg");
   const std::string resolved = scenario::resolved_scenario_yaml(sc);
@@ -62,9 +66,10 @@ void compare(const CompareArgs& a) {
   std::vector<scenario::Outcome> outcomes = scenario::compare_policies(sc, policies, a.threads);
   const bool amd = sc.gpu.vendor == "amd";
   std::vector<report::ComparisonRow> rows;
-  for (const scenario::Outcome& o : outcomes) rows.push_back(scenario::comparison_row(o, amd));
+  for (const scenario::Outcome& o : outcomes) rows.push_back(scenario::comparison_row(o, amd, sc.slo));
   report::finish_comparison(rows);
   nlohmann::json j = report::comparison_json(sc.name, rows);
+  j["slo"] = report::slo_json(sc.slo);
   j.update(scenario::deployment_facts_json(sc));
   // For each policy that is no engine setting, the engine's own flags giving the KV capacity it got.
   std::vector<std::string> settings(outcomes.size());
@@ -101,8 +106,13 @@ void compare(const CompareArgs& a) {
   outputs.add(out / "report.html", report::html_report(page));
   outputs.commit();
   const std::vector<fs::path> images = report::render_report_images(out / "report.html", page, a.png, a.svg);
+  std::vector<std::string> held;
+  for (const report::ComparisonRow& r : rows)
+    for (std::string& h : conditions_held(fail_on, r.judged, r.label)) held.push_back(std::move(h));
   if (a.json) {
     fmt::print("{}\n", j.dump(2));
+    std::fflush(stdout);
+    fail_if_held(held);
     return;
   }
   report::print_comparison(std::cout, fmt::format("{}: {} policies on the same workload", sc.name, rows.size()), rows);
@@ -115,6 +125,9 @@ void compare(const CompareArgs& a) {
   }
   fmt::print("  outputs: {}/comparison.json, a timeline per policy, scenario.resolved.yaml, report.html\n", out.string());
   if (!images.empty()) fmt::print("  charts: {} files in {}\n", images.size(), out.string());
+  std::cout.flush();  // the table before --fail-on's line on stderr
+  std::fflush(stdout);
+  fail_if_held(held);
 }
 
 }  // namespace
@@ -127,6 +140,9 @@ void add_compare_command(CLI::App& app) {
                   "YAML list of policies (default: the scenario's compare: list, else every policy)");
   cmd->add_option("-o,--output", args->out_dir, "Output folder (default: out/<scenario name>/compare)");
   cmd->add_flag("--json", args->json, "Print comparison.json instead of the table");
+  cmd->add_option("--fail-on", args->fail_on,
+                  "Exit 3 (outputs written) when any policy's run holds one of: oom, slo, overload, comma-separated "
+                  "(docs/compare-and-policies.md)");
   cmd->add_option("-j,--threads", args->threads, "Simulations at once (default: every core)");
   cmd->add_flag("--png", args->png, "Also render the report's charts to PNG files in the output folder (headless Chromium)");
   cmd->add_flag("--svg", args->svg, "Also render the report's charts to SVG files in the output folder (headless Chromium)");

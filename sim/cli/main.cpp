@@ -1,6 +1,7 @@
 // headroom: a discrete-event simulator of GPU memory in LLM serving engines.
 // Exit codes: 0 success, 2 bad input (the message names the file, field or flag; also running out of
-// memory on an input too large for the machine), 1 internal error.
+// memory on an input too large for the machine), 3 a --fail-on condition held (run, compare, tune;
+// every output written), 1 internal error.
 #include <algorithm>
 #include <cstdio>
 #include <utility>
@@ -13,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/fail_on.hpp"
 #include "sim/core/did_you_mean.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/out_of_memory.hpp"
@@ -54,6 +56,9 @@ int main(int argc, char** argv) {
   } catch (const headroom::InputError& e) {
     fmt::print(stderr, "headroom: error: {}\n", e.what());
     return 2;
+  } catch (const headroom::cli::ConditionHeld& e) {
+    fmt::print(stderr, "headroom: {}\n", e.what());
+    return headroom::cli::kExitConditionHeld;
   } catch (const std::bad_alloc&) {  // a step that names itself throws OutOfMemory (an InputError) instead
     std::string command = "headroom";
     for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();

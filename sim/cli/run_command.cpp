@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/fail_on.hpp"
 #include "sim/cli/output_folder.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
@@ -23,6 +25,7 @@
 #include "sim/report/report_folder.hpp"
 #include "sim/report/run_report.hpp"
 #include "sim/report/run_report_page.hpp"
+#include "sim/report/verdict.hpp"
 #include "sim/scenario/deployment_facts.hpp"
 #include "sim/scenario/import_scenario.hpp"
 #include "sim/scenario/resolved_scenario.hpp"
@@ -44,6 +47,7 @@ struct RunArgs {
   std::string cmd;       // --cmd: a server's command line instead of a scenario (docs/import.md)
   std::string workload;  // with --cmd: the workload (scenario::ImportInputs)
   std::string gpu;       // with --cmd: the GPU profile
+  std::optional<std::string> fail_on;  // --fail-on oom,slo,overload (fail_on.hpp)
 };
 
 // The scenario `run` simulates: the file, or the one --cmd's command line makes (import_scenario).
@@ -103,6 +107,8 @@ void print_serving(const report::Outcome& s) {
   // A distribution without a sample (nothing completed) is "-", never 0.
   auto seconds = [](const report::Distribution& d, double v) { return d.count ? fmt::format("{:.3f} s", v) : "-"; };
   auto millis = [](const report::Distribution& d, double v) { return d.count ? fmt::format("{:.1f} ms", v * 1e3) : "-"; };
+  fmt::print("  queue            p50 {}, p99 {} (arrival to first scheduled)\n", seconds(s.queue, s.queue.p50),
+             seconds(s.queue, s.queue.p99));
   fmt::print("  TTFT             p50 {}, p99 {}\n", seconds(s.ttft, s.ttft.p50), seconds(s.ttft, s.ttft.p99));
   fmt::print("  TPOT             p50 {}, p99 {}\n", millis(s.tpot, s.tpot.p50), millis(s.tpot, s.tpot.p99));
   fmt::print("  e2e              p50 {}, p99 {}\n", seconds(s.e2e, s.e2e.p50), seconds(s.e2e, s.e2e.p99));
@@ -119,6 +125,7 @@ void run(const RunArgs& a) {
   namespace fs = std::filesystem;
   std::string source_text;  // --cmd's scenario, which is no file
   scenario::Scenario sc = run_scenario(a, &source_text);
+  const FailOn fail_on = a.fail_on ? parse_fail_on(*a.fail_on, sc.slo.any()) : FailOn{};
   if (a.png) report::require_chart_renderer("png");
   if (a.svg) report::require_chart_renderer("svg");
   fs::path out = a.out_dir.empty() ? scenario::default_output_folder(sc) : fs::path(a.out_dir);
@@ -155,7 +162,10 @@ void run(const RunArgs& a) {
   run.gpu_source = sc.gpu.source;
   run.capacity = sc.visible.value_or(sc.gpu.capacity_bytes);
   nlohmann::json j = report::summary_json(run, outcome);
-  j["verdict"] = report::verdict(run, outcome);
+  const report::Verdict verdict = report::judge(
+      outcome, sc.slo, fmt::format("{} on {} with {}", run.engine, run.gpu, run.model), report::verdict(run, outcome));
+  j["slo"] = report::slo_json(sc.slo);
+  j["verdict"] = report::verdict_json(verdict);
   // Every output's text is ready before the first file is written (docs/bad-input.md), report.html
   // included: drawn from these texts, as `headroom report DIR` would draw it from the saved files.
   const std::string summary_text = j.dump(2) + "\n";
@@ -175,13 +185,15 @@ void run(const RunArgs& a) {
   const std::vector<fs::path> images = report::render_report_images(out / "report.html", page, a.png, a.svg);
   if (a.json) {
     fmt::print("{}\n", j.dump(2));
-    return;
+  } else {
+    if (st.ok) print_serving(outcome);
+    fmt::print("  verdict          {}\n", verdict.text);
+    fmt::print("  outputs          {}/summary.json, timeline.csv, requests.csv, scenario.resolved.yaml, report.html\n",
+               out.string());
+    if (!images.empty()) fmt::print("  charts           {} files in {}\n", images.size(), out.string());
   }
-  if (st.ok) print_serving(outcome);
-  fmt::print("  verdict          {}\n", report::verdict(run, outcome));
-  fmt::print("  outputs          {}/summary.json, timeline.csv, requests.csv, scenario.resolved.yaml, report.html\n",
-             out.string());
-  if (!images.empty()) fmt::print("  charts           {} files in {}\n", images.size(), out.string());
+  std::fflush(stdout);  // the verdict before --fail-on's line on stderr
+  fail_if_held(conditions_held(fail_on, verdict));
 }
 
 }  // namespace
@@ -197,6 +209,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--json", args->json, "Print summary.json instead of the text verdict");
   cmd->add_flag("--check", args->check, "Check the allocator's invariants after each of its operations (start-up included) and the scheduler's and KV manager's after every scheduler call (slow)");
   cmd->add_flag("--no-progress", args->no_progress, "No progress line on the terminal");
+  cmd->add_option("--fail-on", args->fail_on,
+                  "Exit 3 (outputs written) when any of these holds: oom, slo, overload, comma-separated (docs/run.md)");
   cmd->add_flag("--png", args->png, "Also render the report's charts to PNG files in the output folder (headless Chromium)");
   cmd->add_flag("--svg", args->svg, "Also render the report's charts to SVG files in the output folder (headless Chromium)");
   cmd->callback([args] { run(*args); });

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/fail_on.hpp"
 #include "sim/cli/output_folder.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
@@ -40,6 +41,7 @@ struct TuneArgs {
   bool svg = false;
   std::optional<double> resolution;  // --resolution (TuneBisection)
   std::optional<double> margin;      // --margin
+  std::optional<std::string> fail_on;  // --fail-on (fail_on.hpp): held by the answer
 };
 
 std::pair<double, double> parse_range(const std::string& text) {
@@ -58,6 +60,23 @@ std::pair<double, double> parse_range(const std::string& text) {
 }
 
 nlohmann::json or_null(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+nlohmann::json or_null(const std::optional<bool>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+// A verdict cell of frontier.csv: 1, 0, or empty when undecided.
+std::string csv_bool(const std::optional<bool>& v) { return v ? (*v ? "1" : "0") : ""; }
+
+// The --fail-on conditions that hold for tune's answer: oom, no value is safe from running out of
+// memory; slo, no value meets the SLO as well; overload, the answer's base run is overloaded.
+std::vector<std::string> tune_conditions_held(const FailOn& f, const scenario::TuneResult& r) {
+  const scenario::TuneAnswer& a = r.answer;
+  std::vector<std::string> held;
+  if (f.oom && !a.memory_value) held.push_back("oom (no value in the range is safe on every variant)");
+  if (f.slo && (!a.value || a.slo_met != true))
+    held.push_back(fmt::format("slo ({})", a.memory_value ? a.slo_note : "no value in the range is safe on every variant"));
+  if (f.overload && a.overloaded == true)
+    held.push_back(fmt::format("overload (the answer {:.6g} is overloaded on the base variant)", *a.value));
+  return held;
+}
 
 std::string margin_rule(const scenario::TuneResult& r) {
   return r.knob.fraction ? "the larger of 0.01 and the cliff's spread over the variants"
@@ -91,13 +110,18 @@ nlohmann::json tune_json(const scenario::Scenario& sc, double lo, double hi, con
   j["answer"] = {{"resolution", a.resolution}, {"cliffs", cliffs}, {"safe", or_null(a.safe)},
                  {"cliff", or_null(a.cliff)}, {"spread", a.spread}, {"margin", a.margin},
                  {"margin_rule", a.margin_given ? "given (--margin)" : margin_rule(r)}, {"value", or_null(a.value)},
-                 {"flag", a.flag.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.flag)}};
+                 {"flag", a.flag.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.flag)},
+                 {"memory_value", or_null(a.memory_value)}, {"checked", a.checked}, {"slo_met", or_null(a.slo_met)},
+                 {"overloaded", or_null(a.overloaded)},
+                 {"slo_note", a.slo_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.slo_note)}};
+  j["slo"] = report::slo_json(sc.slo);
   j["frontier"] = nlohmann::json::array();
   for (const auto& p : r.frontier)
     j["frontier"].push_back({{"value", p.value}, {"started", p.started}, {"kv_tokens", p.kv_tokens},
                              {"oom", p.failed}, {"failed_variant", p.failed_variant}, {"failure", p.failure},
                              {"ttft_p99_s", or_null(p.ttft_p99_s)}, {"tpot_p99_s", or_null(p.tpot_p99_s)},
-                             {"preemptions", p.preemptions}});
+                             {"preemptions", p.preemptions}, {"slo_met", or_null(p.slo_met)},
+                             {"overloaded", or_null(p.overloaded)}});
   return j;
 }
 
@@ -120,22 +144,25 @@ void tune(const TuneArgs& a) {
   fs::path out = a.out_dir.empty() ? scenario::default_output_folder(sc) / "tune" : fs::path(a.out_dir);
   scenario::knob_info(sc, a.knob);  // a bad knob fails before the output folder is made
   scenario::check_bisection({.resolution = a.resolution, .margin = a.margin});
+  const FailOn fail_on = a.fail_on ? parse_fail_on(*a.fail_on, sc.slo.any()) : FailOn{};
   if (a.png) report::require_chart_renderer("png");
   if (a.svg) report::require_chart_renderer("svg");
   const std::string resolved = scenario::resolved_scenario_yaml(sc);
   const auto lock = open_output_folder(out);
 
   scenario::TuneResult r =
-      scenario::tune(sc, a.knob, lo, hi, a.points, variants, a.threads, {.resolution = a.resolution, .margin = a.margin});
+      scenario::tune(sc, a.knob, lo, hi, a.points, variants, a.threads, {.resolution = a.resolution, .margin = a.margin},
+                     fail_on.overload);
   nlohmann::json j = tune_json(sc, lo, hi, r);
   // Every output's text is ready before the first file is written, report.html included: drawn from
   // these texts, as `headroom report DIR` would draw it from the saved files.
   const std::string tune_text = j.dump(2) + "\n";
-  std::string frontier = "value,started,kv_tokens,oom,failed_variant,ttft_p99_s,tpot_p99_s,preemptions,failure\n";
+  std::string frontier =
+      "value,started,kv_tokens,oom,failed_variant,ttft_p99_s,tpot_p99_s,preemptions,slo_met,overloaded,failure\n";
   for (const auto& p : r.frontier)
-    frontier += fmt::format("{},{},{},{},{},{},{},{},{}\n", p.value, p.started ? 1 : 0, p.kv_tokens,
+    frontier += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", p.value, p.started ? 1 : 0, p.kv_tokens,
                             p.failed ? 1 : 0, p.failed_variant, csv_seconds(p.ttft_p99_s), csv_seconds(p.tpot_p99_s),
-                            p.preemptions, quoted(p.failure));
+                            p.preemptions, csv_bool(p.slo_met), csv_bool(p.overloaded), quoted(p.failure));
   const nlohmann::json page = report::tune_report_page(report::OutputFolder(
       out, {{"frontier.csv", frontier}, {"scenario.resolved.yaml", resolved}, {"tune.json", tune_text}}));
   StagedOutputs outputs;
@@ -145,8 +172,11 @@ void tune(const TuneArgs& a) {
   outputs.add(out / "report.html", report::html_report(page));
   outputs.commit();
   const std::vector<fs::path> images = report::render_report_images(out / "report.html", page, a.png, a.svg);
+  const std::vector<std::string> held = tune_conditions_held(fail_on, r);
   if (a.json) {
     fmt::print("{}\n", j.dump(2));
+    std::fflush(stdout);
+    fail_if_held(held);
     return;
   }
   std::vector<std::string> names;
@@ -154,10 +184,16 @@ void tune(const TuneArgs& a) {
   fmt::print("{}: tune {} over [{}, {}], {} points × {} variants ({}), {} simulations on {} threads in {:.1f} s\n",
              sc.name, r.knob.name, lo, hi, r.frontier.size(), r.variants.size(), fmt::join(names, ", "),
              r.simulations, r.threads, r.wall_s);
-  fmt::print("  {:>12} {:>10} {:>6} {:>10}  {}\n", "value", "KV tokens", "OOM", "TTFT p99", "first failure");
+  const bool slo = sc.slo.any();
+  auto yes_no = [](const std::optional<bool>& v) { return v ? (*v ? "yes" : "no") : "-"; };
+  fmt::print("  {:>12} {:>10} {:>6} {:>10}{}  {}\n", "value", "KV tokens", "OOM", "TTFT p99",
+             slo ? fmt::format(" {:>8} {:>10}", "SLO met", "overloaded") : fmt::format(" {:>10}", "overloaded"),
+             "first failure");
   for (const auto& p : r.frontier)
-    fmt::print("  {:>12.6g} {:>10} {:>6} {:>10}  {}\n", p.value, p.kv_tokens, p.failed ? "yes" : "no",
+    fmt::print("  {:>12.6g} {:>10} {:>6} {:>10}{}  {}\n", p.value, p.kv_tokens, p.failed ? "yes" : "no",
                p.ttft_p99_s ? fmt::format("{:.3f}s", *p.ttft_p99_s) : std::string("-"),
+               slo ? fmt::format(" {:>8} {:>10}", yes_no(p.slo_met), yes_no(p.overloaded))
+                   : fmt::format(" {:>10}", yes_no(p.overloaded)),
                p.failed ? p.failed_variant + ": " + p.failure : "");
   if (r.best)
     fmt::print("  best         {} = {:.6g} ({} value that never ran out of memory{})\n", r.knob.name, *r.best,
@@ -175,15 +211,24 @@ void tune(const TuneArgs& a) {
                                              : fmt::format("{:.6g} (no failure in the range)", *c.safe)));
   fmt::print("  cliff        safe to {:g}, by variant: {}; spread {:.6g}\n", ans.resolution, fmt::join(cliffs, ", "),
              ans.spread);
-  if (ans.value)
-    fmt::print("  use          {} ({} = {:.6g}: {:.6g} {} the worst variant's safe value {:.6g}; margin {})\n",
-               ans.flag.empty() ? fmt::format("{} = {:.6g}", r.knob.name, *ans.value) : ans.flag, r.knob.name,
-               *ans.value, ans.margin, r.knob.higher_is_aggressive ? "below" : "above", *ans.safe,
-               ans.margin_given ? "given with --margin" : margin_rule(r));
+  const std::string paste = ans.flag.empty() && ans.value ? fmt::format("{} = {:.6g}", r.knob.name, *ans.value) : ans.flag;
+  if (ans.value && ans.value == ans.memory_value)
+    fmt::print("  use          {} ({} = {:.6g}: {:.6g} {} the worst variant's safe value {:.6g}; margin {}{})\n", paste,
+               r.knob.name, *ans.value, ans.margin, r.knob.higher_is_aggressive ? "below" : "above", *ans.safe,
+               ans.margin_given ? "given with --margin" : margin_rule(r),
+               ans.slo_met == true ? "; it meets the SLO on the base variant" : "");
+  else if (ans.value)
+    fmt::print("  use          {} (to meet the SLO: {})\n", paste, ans.slo_note);
+  else if (ans.memory_value)
+    fmt::print("  use          none: {}\n", ans.slo_note);
   else
     fmt::print("  use          none: no value is safe on every variant; widen the range\n");
+  if (ans.overloaded == true)
+    fmt::print("  note         the answer is overloaded on the base variant: its queue grows without bound\n");
   fmt::print("  outputs      {}/frontier.csv, tune.json, scenario.resolved.yaml, report.html\n", out.string());
   if (!images.empty()) fmt::print("  charts       {} files in {}\n", images.size(), out.string());
+  std::fflush(stdout);  // the table before --fail-on's line on stderr
+  fail_if_held(held);
 }
 
 }  // namespace
@@ -208,6 +253,9 @@ void add_tune_command(CLI::App& app) {
                   "Keep this far from the worst variant's cliff (default: the larger of 0.01 for a fraction and the cliff's "
                   "spread over the variants)");
   cmd->add_flag("--json", args->json, "Print tune.json instead of the table");
+  cmd->add_option("--fail-on", args->fail_on,
+                  "Exit 3 (outputs written) when the answer holds one of: oom (no safe value), slo (no safe value meets "
+                  "the SLO), overload (the answer is overloaded), comma-separated (docs/tune.md)");
   cmd->add_option("-j,--threads", args->threads, "Simulations at once (default: every core)");
   cmd->add_flag("--png", args->png, "Also render the report's charts to PNG files in the output folder (headless Chromium)");
   cmd->add_flag("--svg", args->svg, "Also render the report's charts to SVG files in the output folder (headless Chromium)");

@@ -51,6 +51,7 @@ RequestRecord Server::record_of(const RequestState& r) const {
   rec.cached_tokens = r.cached_tokens;
   rec.preemptions = r.preemptions;
   rec.aborted = r.status == RequestStatus::aborted;
+  if (r.first_scheduled_s >= 0) rec.queue_s = r.first_scheduled_s - r.arrival_s;
   if (r.first_token_s >= 0) rec.ttft_s = r.first_token_s - r.arrival_s;
   if (r.finish_s >= 0) {
     rec.e2e_s = r.finish_s - r.arrival_s;
@@ -122,7 +123,12 @@ class Server::Run {
     next_.prefix_hashes = std::move(spare);
     have_next_ = source_.next(next_);
     if (have_next_) queue_.schedule(std::max(next_.arrival_s, now), EventKind::Arrival, next_.id);
-    return start_step(now);
+    const bool alive = start_step(now);
+    if (!have_next_ && alive) {  // the last arrival: what is still queued now the arrivals stop
+      result_.last_arrival_s = now;
+      result_.waiting_at_last_arrival = s_.scheduler_.waiting();
+    }
+    return alive;
   }
 
   // The running step's kernels finish: its requests advance, the finished ones leave.

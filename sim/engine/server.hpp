@@ -80,6 +80,7 @@ struct RequestRecord {
   Tokens output_tokens = 0;
   Tokens cached_tokens = 0;
   int preemptions = 0;
+  Seconds queue_s = -1;  // first scheduled (its first step, or prefill chunk, planned) minus arrival; -1 if never
   Seconds ttft_s = -1;   // first token minus arrival
   Seconds tpot_s = -1;   // (finish - first token) / (outputs - 1); -1 with a single output
   Seconds e2e_s = -1;
@@ -100,6 +101,11 @@ struct ServingResult {
   std::int64_t preemptions = 0;
   Seconds end_time_s = 0;
   Tokens generated_tokens = 0;
+  // The backlog when the workload's last request arrived (after the step planned then): requests in
+  // the scheduler's waiting queue. With it the verdict decides whether the queue kept up with the
+  // arrivals (report/verdict.hpp). Unset when the server died before the last arrival.
+  std::optional<Seconds> last_arrival_s;
+  std::int64_t waiting_at_last_arrival = 0;
   Bytes peak_allocated = 0, peak_reserved = 0;
   alloc::Fragmentation fragmentation_at_peak_reserved;
   std::vector<TimelinePoint> timeline;  // down-sampled, min/max of reserved kept per bucket

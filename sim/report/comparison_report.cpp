@@ -55,6 +55,9 @@ void print_comparison(std::ostream& out, const std::string& title, const std::ve
                  r.first_oom->time_s, r.first_oom->tensor, format_bytes(r.first_oom->free),
                  format_bytes(r.first_oom->reserved_unallocated), r.first_oom->message);
     for (const std::string& n : r.notes) fmt::print(out, "    {}\n", n);
+    if (r.judged.overloaded == true) fmt::print(out, "    overloaded: {}\n", overload_figure(*r.judged.overload));
+    if (r.judged.slo_met) fmt::print(out, "    SLO met\n");
+    else if (r.judged.slo_met == false) fmt::print(out, "    SLO missed: {}\n", missed_slo(r.judged));
   }
 }
 
@@ -100,6 +103,8 @@ nlohmann::json comparison_json(const std::string& scenario, const std::vector<Co
     p["throughput_tokens_per_s"] = r.tokens_per_s;
     p["notes"] = r.notes;
     p["verdict"] = r.verdict;
+    p["slo_met"] = r.judged.slo_met ? nlohmann::json(*r.judged.slo_met) : nlohmann::json(nullptr);
+    p["overloaded"] = r.judged.overloaded ? nlohmann::json(*r.judged.overloaded) : nlohmann::json(nullptr);
     j["policies"].push_back(std::move(p));
   }
   return j;

@@ -12,6 +12,7 @@
 
 #include "sim/engine/server.hpp"
 #include "sim/report/percentiles.hpp"
+#include "sim/report/verdict.hpp"
 
 namespace headroom::report {
 
@@ -46,6 +47,7 @@ struct ComparisonRow {
   double tokens_per_s = 0;
   std::vector<std::string> notes;
   std::string verdict;          // "no OOM", "OOM while serving at 812.4 s", "start-up OOM", ...
+  Verdict judged;               // oom, slo_met, overloaded with their figures (no sentence)
 };
 
 // Fills kv_given_up and ooms_avoided across the rows.

@@ -17,6 +17,7 @@ struct Outcome {
   policy::PolicyStart start;               // start.startup.ok: the engine started
   std::optional<engine::ServingResult> serving;
   Distribution ttft, tpot, e2e;
+  Distribution queue;                      // arrival to first scheduled (RequestRecord::queue_s)
   double tokens_per_s = 0, requests_per_s = 0;
 
   bool started() const { return start.startup.ok; }

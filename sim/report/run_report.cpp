@@ -13,6 +13,7 @@ void LatencyCollector::add(const engine::RequestRecord& r) {
   if (r.ttft_s >= 0) ttft.add(r.ttft_s);
   if (r.tpot_s >= 0) tpot.add(r.tpot_s);
   if (r.e2e_s >= 0) e2e.add(r.e2e_s);
+  if (r.queue_s >= 0) queue.add(r.queue_s);
 }
 
 Distribution LatencyCollector::summarize(const LatencyHistogram& h) {
@@ -111,7 +112,7 @@ nlohmann::json summary_json(const RunContext& run, const Outcome& o) {
                       : nlohmann::json(nullptr);
     j["requests"] = {{"arrived", 0}, {"completed", 0}, {"aborted", 0}, {"rejected", 0}, {"unfinished", 0}};
     j["preemptions"] = 0;
-    j["metrics"] = {{"ttft_s", dist_json({})}, {"tpot_s", dist_json({})}, {"e2e_s", dist_json({})}};
+    j["metrics"] = {{"ttft_s", dist_json({})}, {"tpot_s", dist_json({})}, {"e2e_s", dist_json({})}, {"queue_s", dist_json({})}};
     return j;
   }
   const engine::ServingResult& r = *o.serving;
@@ -132,7 +133,8 @@ nlohmann::json summary_json(const RunContext& run, const Outcome& o) {
   j["simulated_s"] = r.end_time_s;
   j["generated_tokens"] = r.generated_tokens;
   j["throughput"] = {{"output_tokens_per_s", o.tokens_per_s}, {"requests_per_s", o.requests_per_s}};
-  j["metrics"] = {{"ttft_s", dist_json(o.ttft)}, {"tpot_s", dist_json(o.tpot)}, {"e2e_s", dist_json(o.e2e)}};
+  j["metrics"] = {{"ttft_s", dist_json(o.ttft)}, {"tpot_s", dist_json(o.tpot)}, {"e2e_s", dist_json(o.e2e)},
+                  {"queue_s", dist_json(o.queue)}};
   j["memory"] = {{"peak_allocated_bytes", r.peak_allocated},
                  {"peak_reserved_bytes", r.peak_reserved},
                  {"fragmentation_at_peak_reserved",
@@ -164,13 +166,14 @@ std::string verdict(const RunContext& run, const Outcome& o) {
 }
 
 void write_request_header(std::ostream& out) {
-  out << "id,arrival_s,prompt_tokens,output_tokens,cached_tokens,preemptions,ttft_s,tpot_s,e2e_s,aborted\n";
+  out << "id,arrival_s,prompt_tokens,output_tokens,cached_tokens,preemptions,queue_s,ttft_s,tpot_s,e2e_s,aborted\n";
 }
 
 void write_request_row(std::ostream& out, const engine::RequestRecord& r) {
   auto num = [](double v) { return v < 0 ? std::string() : fmt::format("{:.6f}", v); };
-  out << fmt::format("{},{:.6f},{},{},{},{},{},{},{},{}\n", r.id, r.arrival_s, r.prompt_tokens, r.output_tokens,
-                     r.cached_tokens, r.preemptions, num(r.ttft_s), num(r.tpot_s), num(r.e2e_s), r.aborted ? 1 : 0);
+  out << fmt::format("{},{:.6f},{},{},{},{},{},{},{},{},{}\n", r.id, r.arrival_s, r.prompt_tokens, r.output_tokens,
+                     r.cached_tokens, r.preemptions, num(r.queue_s), num(r.ttft_s), num(r.tpot_s), num(r.e2e_s),
+                     r.aborted ? 1 : 0);
 }
 
 void write_timeline_csv(std::ostream& out, const engine::StartupResult& st,

@@ -20,7 +20,7 @@ namespace headroom::report {
 
 // Latency distributions over finished requests, collected as they leave, in fixed memory.
 struct LatencyCollector {
-  LatencyHistogram ttft, tpot, e2e;
+  LatencyHistogram ttft, tpot, e2e, queue;
   void add(const engine::RequestRecord& r);
   // A histogram's figures with its CDF at up to kCdfPoints ranks.
   static Distribution summarize(const LatencyHistogram& h);

@@ -44,7 +44,7 @@ nlohmann::json header(const nlohmann::json& s, const std::string& file, const st
   details.push_back({{"label", "scenario as resolved (scenario.resolved.yaml)"}, {"text", resolved_yaml}});
   if (!s.value("startup", nlohmann::json::object()).value("ok", true))
     details.push_back({{"label", "start-up failure"}, {"text", output_field<std::string>(s, P("/startup/failure"), file)}});
-  return {{"verdict", output_field<std::string>(s, P("/verdict"), file)}, {"facts", facts}, {"details", details}};
+  return {{"verdict", output_field<std::string>(s, P("/verdict/text"), file)}, {"facts", facts}, {"details", details}};
 }
 
 nlohmann::json memory_view(const nlohmann::json& s, const CsvColumns& t, const std::string& file) {

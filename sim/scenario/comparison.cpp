@@ -30,8 +30,9 @@ report::FirstOom first_oom_of(const alloc::OomInfo& oom, bool amd) {
 
 }  // namespace
 
-report::ComparisonRow comparison_row(const Outcome& o, bool amd) {
+report::ComparisonRow comparison_row(const Outcome& o, bool amd, const report::Slo& slo) {
   report::ComparisonRow r;
+  r.judged = report::judge(o, slo);
   const engine::StartupResult& st = o.start.startup;
   r.label = o.label;
   r.kind = std::string(policy::policy_kind_name(o.spec.kind));
@@ -80,6 +81,8 @@ report::ComparisonRow comparison_row(const Outcome& o, bool amd) {
     r.verdict = fmt::format("OOM while serving at {:.1f} s ({})", e.time_s, e.tensor);
   } else {
     r.verdict = r.canary_released ? "no OOM: the canary absorbed one" : "no OOM";
+    if (r.judged.overloaded == true) r.verdict += "; overloaded";
+    else if (r.judged.slo_met == false) r.verdict += "; SLO missed";
   }
   return r;
 }

@@ -11,7 +11,8 @@ namespace headroom::scenario {
 std::vector<Outcome> compare_policies(const Scenario& scenario, const std::vector<policy::PolicySpec>& policies,
                                       unsigned threads = 0);
 
-// The table row of one outcome (finish_comparison() fills the cross-row columns).
-report::ComparisonRow comparison_row(const Outcome& outcome, bool amd);
+// The table row of one outcome (finish_comparison() fills the cross-row columns), judged against
+// the scenario's SLO and for overload (report/verdict.hpp).
+report::ComparisonRow comparison_row(const Outcome& outcome, bool amd, const report::Slo& slo = {});
 
 }  // namespace headroom::scenario

@@ -25,6 +25,7 @@ Outcome simulate(const Scenario& sc, const policy::PolicySpec& spec, const Simul
     o.ttft = report::LatencyCollector::summarize(lat.ttft);
     o.tpot = report::LatencyCollector::summarize(lat.tpot);
     o.e2e = report::LatencyCollector::summarize(lat.e2e);
+    o.queue = report::LatencyCollector::summarize(lat.queue);
     if (o.serving->end_time_s > 0) {
       o.tokens_per_s = static_cast<double>(o.serving->generated_tokens) / o.serving->end_time_s;
       o.requests_per_s = static_cast<double>(o.serving->completed) / o.serving->end_time_s;

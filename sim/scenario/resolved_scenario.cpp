@@ -64,6 +64,13 @@ std::string resolved_scenario_yaml(const Scenario& s, const engine::EngineConfig
   e << YAML::Key << "allocator" << YAML::Value << alloc::to_string(s.allocator);
   e << YAML::Key << "workload" << YAML::Value << workload_node(s, source_text);
   e << YAML::Key << "on_oom" << YAML::Value << (s.on_oom == engine::OnOom::stop ? "stop" : "continue");
+  if (s.slo.any()) {
+    e << YAML::Key << "slo" << YAML::Value << YAML::BeginMap;
+    report::Slo limits = s.slo;
+    for (const std::string& key : report::slo_keys())
+      if (const std::optional<double> limit = report::slo_limit(limits, key)) e << YAML::Key << key << YAML::Value << *limit;
+    e << YAML::EndMap;
+  }
   e << YAML::Key << "policy" << YAML::Value;
   emit_policy(e, s.policy);
   if (!s.compare.empty()) {

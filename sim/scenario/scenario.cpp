@@ -49,7 +49,7 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file, const s
                         const std::string& path) {
   YamlSection top(root, file, path);
   if (!root.IsMap()) top.fail(root, "", "expected a scenario: a mapping of keys");
-  top.check_keys({"name", "seed", "gpu", "model", "engine", "allocator", "workload", "on_oom", "policy", "compare"});
+  top.check_keys({"name", "seed", "gpu", "model", "engine", "allocator", "workload", "on_oom", "slo", "policy", "compare"});
   Scenario s;
   s.file = file;
   s.name = top.present("name") ? top.text("name") : std::filesystem::path(file).stem().string();
@@ -111,6 +111,12 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file, const s
   if (top.present("on_oom"))
     s.on_oom = top.choice("on_oom", {"stop", "continue"}) == "continue" ? engine::OnOom::continue_running
                                                                          : engine::OnOom::stop;
+  if (top.present("slo")) {
+    const YamlSection slo = top.child("slo");
+    slo.check_keys(report::slo_keys());
+    for (const std::string& key : report::slo_keys())
+      if (slo.present(key)) report::slo_limit(s.slo, key) = slo.number(key, slo.value(key), false);
+  }
   if (top.present("policy")) {
     // One entry in the compare format: read it as a one-element list.
     YAML::Node wrapper;

@@ -20,6 +20,7 @@
 #include "sim/model/kv_layout.hpp"
 #include "sim/model/model_config.hpp"
 #include "sim/policy/policy.hpp"
+#include "sim/report/verdict.hpp"
 #include "sim/workload/workload_spec.hpp"
 
 namespace headroom::scenario {
@@ -42,6 +43,7 @@ struct Scenario {
   alloc::AllocatorConfig allocator;
   workload::WorkloadSpec workload;
   engine::OnOom on_oom = engine::OnOom::stop;
+  report::Slo slo;                            // latency objectives the verdict judges (none by default)
   policy::PolicySpec policy;                  // `run` starts the engine under it (default: engine)
   std::vector<policy::PolicySpec> compare;    // `compare` runs each (default: every policy)
 

@@ -53,7 +53,7 @@ const std::vector<std::string>& sweep_result_columns() {
 }
 
 nlohmann::json sweep_point_json(const SweepPoint& point, const Outcome& o) {
-  const report::ComparisonRow row = comparison_row(o, point.scenario.gpu.vendor == "amd");
+  const report::ComparisonRow row = comparison_row(o, point.scenario.gpu.vendor == "amd", point.scenario.slo);
   nlohmann::json r;
   r["started"] = row.started;
   r["kv_tokens"] = row.kv_tokens;

@@ -11,6 +11,7 @@
 #include "sim/core/parallel.hpp"
 #include "sim/engine/engine_registry.hpp"
 #include "sim/policy/policy_parameters.hpp"
+#include "sim/report/verdict.hpp"
 #include "sim/scenario/outcome.hpp"
 #include "sim/workload/make_source.hpp"
 
@@ -189,8 +190,48 @@ std::string engine_flag(const Scenario& sc, const std::string& knob, double valu
   return fmt::format("{} {:g}", owner->fraction_flag, value);
 }
 
+namespace {
+
+// The answer on the base variant: its verdict, and with an SLO the answer must meet it (a value that
+// misses it is not safe): else the most aggressive grid value on the answer's safe side, passing
+// every variant, whose base run met it; else none.
+void check_tune_answer(const Scenario& sc, const std::string& knob, TuneResult& result) {
+  TuneAnswer& a = result.answer;
+  Scenario s = sc;
+  set_knob(s, knob, *a.value);
+  s.on_oom = engine::OnOom::stop;
+  const Outcome o = simulate(s, s.policy);
+  ++result.simulations;
+  a.checked = true;
+  const report::Verdict judged = report::judge(o, sc.slo);
+  a.slo_met = judged.slo_met;
+  a.overloaded = judged.overloaded;
+  if (judged.slo_met != false) return;
+  const std::string missed = fmt::format("{:.6g} misses the SLO ({})", *a.value, report::missed_slo(judged));
+  const bool up = result.knob.higher_is_aggressive;
+  const TunePoint* found = nullptr;
+  for (const TunePoint& p : result.frontier) {
+    const bool safe_side = up ? p.value <= *a.value : p.value >= *a.value;
+    if (!safe_side || p.failed || p.slo_met != true) continue;
+    if (!found || (up ? p.value > found->value : p.value < found->value)) found = &p;
+  }
+  if (!found) {
+    a.slo_note = fmt::format("{}; no grid value on its safe side meets it", missed);
+    a.value = std::nullopt;
+    return;
+  }
+  a.slo_note = fmt::format("{}; {:.6g} is the most aggressive grid value on its safe side that meets it", missed,
+                           found->value);
+  a.value = found->value;
+  a.slo_met = found->slo_met;
+  a.overloaded = found->overloaded;
+}
+
+}  // namespace
+
 TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double hi, int points,
-                const std::vector<StressVariant>& variants, unsigned threads, const TuneBisection& bisection) {
+                const std::vector<StressVariant>& variants, unsigned threads, const TuneBisection& bisection,
+                bool check_answer) {
   TuneResult result;
   result.knob = knob_info(sc, knob);
   if (!(lo <= hi)) throw InputError(fmt::format("--range: LO {} is above HI {}", lo, hi));
@@ -237,6 +278,9 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
         if (o.ttft.count > 0) p.ttft_p99_s = o.ttft.p99;
         if (o.tpot.count > 0) p.tpot_p99_s = o.tpot.p99;
         p.preemptions = o.serving ? o.serving->preemptions : 0;
+        const report::Verdict judged = report::judge(o, sc.slo);
+        p.slo_met = judged.slo_met;
+        p.overloaded = judged.overloaded;
       }
       if (o.failed() && !p.failed) {
         p.failed = true;
@@ -249,7 +293,10 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
                                   o.serving->ooms.front().tensor);
       }
     }
-    if (p.failed) p.ttft_p99_s = p.tpot_p99_s = std::nullopt;
+    if (p.failed) {
+      p.ttft_p99_s = p.tpot_p99_s = std::nullopt;
+      p.slo_met = p.overloaded = std::nullopt;
+    }
     result.frontier.push_back(p);
   }
   // From the safest value towards the most aggressive: the last value before the first failure.
@@ -318,8 +365,10 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
     double snapped = (up ? std::floor(steps + 1e-9) : std::ceil(steps - 1e-9)) * a.resolution;
     snapped = std::round(snapped * 1e9) / 1e9;  // 0.87 rather than 0.87000000000000011
     if (!result.knob.fraction || (snapped > 0 && snapped <= 1)) a.value = snapped;
-    if (a.value) a.flag = engine_flag(sc, knob, *a.value);
   }
+  a.memory_value = a.value;
+  if (a.value && (check_answer || sc.slo.any())) check_tune_answer(sc, knob, result);
+  if (a.value) a.flag = engine_flag(sc, knob, *a.value);
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count();
   return result;
 }

@@ -52,6 +52,9 @@ struct TunePoint {
   // nothing completed: never 0.
   std::optional<double> ttft_p99_s, tpot_p99_s;
   std::int64_t preemptions = 0;   // on the base variant
+  // The base variant's verdict (report/verdict.hpp); none when the value failed, and slo_met none
+  // when the scenario sets no SLO.
+  std::optional<bool> slo_met, overloaded;
 };
 
 // One variant's cliff, bisected between its last passing and first failing grid values.
@@ -75,6 +78,13 @@ struct TuneAnswer {
   bool margin_given = false;     // --margin, or the default rule
   std::optional<double> value;   // the answer; none when even the safest grid value failed
   std::string flag;              // the engine's own flag with it ("--gpu-memory-utilization 0.87"); "" for a policy parameter
+  // The value the memory alone gives (the worst safe value less the margin). With an SLO the answer
+  // must also meet it on the base variant: this value, checked by one more simulation, else the
+  // most aggressive grid value on its safe side that met it, else none.
+  std::optional<double> memory_value;
+  bool checked = false;          // the answer's base run was simulated (an SLO, or asked for)
+  std::optional<bool> slo_met, overloaded;  // that run's verdict (the grid's, for a grid value)
+  std::string slo_note;          // why the answer is not memory_value, or why there is none
 };
 
 // --resolution and --margin: nullopt takes the knob's default (a fraction: 0.005 and at least 0.01;
@@ -102,8 +112,11 @@ struct TuneResult {
 // or non-negative (margin) finite number.
 void check_bisection(const TuneBisection& bisection);
 
+// `check_answer`: simulate the answer on the base variant for its verdict even without an SLO (with
+// one it always is).
 TuneResult tune(const Scenario& scenario, const std::string& knob, double lo, double hi, int points,
-                const std::vector<StressVariant>& variants, unsigned threads = 0, const TuneBisection& bisection = {});
+                const std::vector<StressVariant>& variants, unsigned threads = 0, const TuneBisection& bisection = {},
+                bool check_answer = false);
 
 // The knob's value as the engine's command line takes it, or "" when the knob is not an engine's
 // fraction (a policy parameter has no flag).

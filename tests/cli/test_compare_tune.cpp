@@ -170,7 +170,7 @@ TEST_CASE("tune on the quickstart: run at the value found does not OOM, one step
   std::ifstream csv(out / "frontier.csv");
   std::string header;
   std::getline(csv, header);
-  CHECK(header == "value,started,kv_tokens,oom,failed_variant,ttft_p99_s,tpot_p99_s,preemptions,failure");
+  CHECK(header == "value,started,kv_tokens,oom,failed_variant,ttft_p99_s,tpot_p99_s,preemptions,slo_met,overloaded,failure");
   // A failed value has no latency (its run was cut short): null in tune.json, empty in frontier.csv,
   // a gap in the chart; a passing one has its figure (issue 16).
   std::size_t failed_points = 0;

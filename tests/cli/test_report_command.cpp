@@ -51,7 +51,7 @@ TEST_CASE("report: run writes report.html and headroom report rebuilds the same 
   CHECK(summary["memory_budget"]["rule"] == "gpu_memory_utilization 0.9 × capacity");
   nlohmann::json page = page_data(written);
   CHECK(page["kind"] == "run");
-  CHECK(page["header"]["verdict"] == summary["verdict"]);
+  CHECK(page["header"]["verdict"] == summary["verdict"]["text"]);
   REQUIRE(page["views"].size() == 6);
   const nlohmann::json& memory = page["views"][0];
   CHECK(memory["id"] == "memory");

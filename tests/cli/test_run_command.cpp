@@ -151,10 +151,21 @@ TEST_CASE("run: a decode batch LightLLM's start-up check never sampled runs out 
   CHECK_THAT(r.output, Catch::Contains("  TTFT             p50 -, p99 -\n  TPOT             p50 -, p99 -\n"
                                        "  e2e              p50 -, p99 -\n"));
 
+  CHECK(j["verdict"]["oom"] == true);
+  CHECK(j["verdict"]["slo_met"].is_null());
+  CHECK(j["verdict"]["overloaded"].is_null());  // died before the last arrival: undecided
+
+  // With --fail-on oom the same kind of run exits 3 once its outputs are written (issue 16); a
+  // dropped request's times it never reached are empty cells in requests.csv, never 0.
   write(dir / "cont.yaml", "name: cont\non_oom: continue\n" + base);
-  auto c = run_headroom("run " + q(dir / "cont.yaml") + " -o " + q(dir / "cont") + " --json");
-  REQUIRE(c.exit_code == 0);
-  auto k = nlohmann::json::parse(c.output);
+  auto c = run_headroom("run " + q(dir / "cont.yaml") + " -o " + q(dir / "cont") + " --json --fail-on oom");
+  CHECK(c.exit_code == 3);
+  CHECK_THAT(c.output, Catch::Contains("headroom: --fail-on: oom (ran out of memory or did not start)"));
+  auto k = nlohmann::json::parse(slurp(dir / "cont/summary.json"));
+  CHECK(k["verdict"]["oom"] == true);
+  const std::string rows = slurp(dir / "cont/requests.csv");
+  CHECK(rows.rfind("id,arrival_s,prompt_tokens,output_tokens,cached_tokens,preemptions,queue_s,ttft_s,tpot_s,e2e_s,aborted\n", 0) == 0);
+  CHECK(rows.find(",,,1\n") != std::string::npos);  // dropped with one token: no TPOT, no e2e
   CHECK(k["died"] == false);
   CHECK(k["ooms"].size() >= 1);
   CHECK(k["requests"]["aborted"].get<int>() >= 1);
@@ -241,7 +252,7 @@ TEST_CASE("run --check: SGLang's radix cache and LightLLM's token pool pass ever
     INFO(checked.output);
     REQUIRE(checked.exit_code == 0);
     CHECK(checked.output == plain.output);
-    CHECK(checked.output.find("serves all 150 requests") != std::string::npos);
+    CHECK(checked.output.find("150 arrived, 150 completed") != std::string::npos);
   }
 }
 
