@@ -124,7 +124,7 @@ TEST_CASE("vLLM gpt-oss-20b on an H100 at 0.9: blocks = available // 32 KiB // 1
   CHECK(std::find(r.log.begin(), r.log.end(), fmt::format("GPU KV cache size: {} tokens", r.kv_tokens)) != r.log.end());
 }
 
-TEST_CASE("vLLM gpt-oss-20b: one request needs 12 x 32 KiB x 8,713 blocks; 3 GiB fits 122,736 tokens") {
+TEST_CASE("vLLM gpt-oss-20b: one request needs 12 x 32 KiB x 8,713 blocks, 3 GiB fits 122,736 tokens") {
   VllmConfig c;
   c.kv_cache_memory_bytes = 3 * GiB;
   StartupResult r = vllm_startup(on("h100-sxm-80gb", "gpt-oss-20b"), c);
