@@ -18,6 +18,7 @@
 #include "sim/model/model_source.hpp"
 #include "sim/model/catalogue.hpp"
 #include "sim/model/hf_config.hpp"
+#include "sim/model/attention_layers.hpp"
 #include "sim/model/kv_layout.hpp"
 #include "sim/model/model_limits.hpp"
 #include "sim/model/program_runner.hpp"
@@ -165,7 +166,9 @@ void run_model(const ModelArgs& a) {
                     {"parameters", published}};
     j["kv_cache"] = {{"dtype", model::kv_cache_dtype_name(kv_dtype)},
                      {"bytes_per_token", kv.bytes_per_token},
-                     {"bytes_per_token_per_layer", kv.bytes_per_token_per_layer}};
+                     {"bytes_per_token_per_layer", kv.bytes_per_token_per_layer},
+                     {"sliding_window", config.sliding_window},
+                     {"sliding_window_layers", config.sliding_layers.size()}};
     j["step"] = {{"tokens", shape.tokens}, {"seqs", shape.seqs}, {"decode_seqs", shape.decode_seqs}};
     auto program_json = [](const Measured& m, const model::AllocationProgram& p) {
       return nlohmann::json{{"requested_peak_bytes", m.figures.peak},
@@ -203,6 +206,12 @@ void run_model(const ModelArgs& a) {
   fmt::print("  KV cache         {} per token ({} per token and layer, {} layers, kv dtype {})\n",
              format_bytes(kv.bytes_per_token), format_bytes(kv.bytes_per_token_per_layer), kv.layers,
              model::kv_cache_dtype_name(kv_dtype));
+  // The figure above sizes every layer in full; vLLM keeps only the window of the windowed layers
+  // (serving-memory-model.md §1.2b).
+  if (model::has_sliding_window(config))
+    fmt::print("  sliding window   {} of {} layers attend to the last {} tokens (vLLM: their own KV cache groups, blocks "
+               "freed as they leave the window)\n",
+               config.sliding_layers.size(), config.layers, config.sliding_window);
   fmt::print("  step             {} over {}: {} decoding, {} prefill tokens\n",
              count_text(shape.tokens, "token", "tokens"), count_text(shape.seqs, "sequence", "sequences"),
              shape.decode_seqs, shape.tokens - shape.decode_seqs);

@@ -13,6 +13,14 @@
 //    512-token block it lies in and its place in that block; past the hashed prefix, the request
 //    id and the place. Two requests with equal leading hash ids therefore share exactly the
 //    16-token blocks those ids cover, and nothing after.
+//  - KV cache groups (vllm_kv_cache_groups.hpp; vllm/v1/core/kv_cache_coordinator.py,
+//    single_type_kv_cache_manager.py): a hybrid model has several groups drawing on the one pool,
+//    each with its own block table per request and its own cache entries (the block hash with the
+//    group id). A sliding-window group frees the blocks wholly before computed − window + 1 on
+//    each allocation (SlidingWindowManager.remove_skipped_blocks), leaving the null block in their
+//    place; its prefix hit needs cdiv(window − 1, block) cached blocks in a row at the end
+//    (SlidingWindowManager.find_longest_cache_hit), looked for within the full-attention hit,
+//    which is then cut to it (HybridKVCacheCoordinator.find_longest_cache_hit).
 //
 // Allocation-free once warm: block arrays, the free queue and the hash index are sized at
 // construction; per-request tables are recycled; the request-id index holds the window of live
@@ -40,8 +48,11 @@ class PagedKvCache {
     std::uint64_t failed_allocations = 0;  // allocate_slots calls that found too few free blocks
   };
 
-  // Throws InputError unless num_blocks >= 2 and block_size >= 1.
-  PagedKvCache(std::uint32_t num_blocks, Tokens block_size = 16, bool enable_caching = true);
+  // Throws InputError unless num_blocks >= 2 and block_size >= 1. `group_windows`: one entry per
+  // KV cache group, 0 for full attention or the group's sliding window in tokens; at most one
+  // window size (vLLM's coordinator takes full attention plus one other kind).
+  PagedKvCache(std::uint32_t num_blocks, Tokens block_size = 16, bool enable_caching = true,
+               std::vector<Tokens> group_windows = {0});
 
   // vLLM KVCacheManager.get_computed_blocks: tokens of the longest run of leading full blocks
   // whose hashes are cached, counting at most num_tokens − 1 tokens ("when all tokens hit the
@@ -72,6 +83,8 @@ class PagedKvCache {
 
   std::uint32_t num_blocks() const { return num_blocks_; }
   Tokens block_size() const { return block_size_; }
+  std::size_t num_groups() const { return windows_.size(); }
+  Tokens group_window(std::size_t group) const { return windows_.at(group); }
   bool caching_enabled() const { return caching_; }
   // Free-queue length: never-used blocks plus cached blocks nobody references (vLLM
   // BlockPool.get_num_free_blocks).
@@ -85,8 +98,11 @@ class PagedKvCache {
   std::uint32_t num_requests() const { return live_requests_; }
   const Counters& counters() const { return counters_; }
 
-  // The request's block table (empty when it holds none).
-  std::span<const BlockId> block_table(RequestId id) const;
+  // The request's block table in a group (empty when it holds none); a sliding-window group has
+  // kNullBlock where blocks left the window.
+  std::span<const BlockId> block_table(RequestId id, std::size_t group = 0) const;
+  // Blocks the request holds, the null block not counted, over all groups.
+  std::size_t blocks_held(RequestId id) const;
   std::uint32_t ref_count(BlockId block) const { return ref_.at(block); }
   bool is_cached(BlockId block) const { return hashed_.at(block) != 0; }
   // The free queue from head (next to be allocated) to tail. Allocates: for tests.
@@ -101,9 +117,9 @@ class PagedKvCache {
  private:
   struct RequestState {
     RequestId id = 0;
-    std::vector<BlockId> blocks;
+    std::vector<std::vector<BlockId>> tables;  // per group, all of one length
     std::uint32_t num_hashed = 0;    // leading blocks already given a hash
-    std::uint64_t last_hash = 0;     // hash of block num_hashed − 1 (chain root when 0 blocks)
+    std::uint64_t last_hash = 0;     // chain hash of block num_hashed − 1 (chain root when 0 blocks)
   };
 
   // hash → oldest block carrying it; open addressing, linear probing, backward-shift deletion.
@@ -129,6 +145,17 @@ class PagedKvCache {
   };
 
   std::uint64_t block_hash(const KvRequest& req, std::uint64_t parent, Tokens index) const;
+  // The cache key of a chain hash in a group (vLLM BlockHashWithGroupId); group 0 keeps the hash.
+  static std::uint64_t group_key(std::uint64_t hash, std::size_t group) {
+    return group == 0 ? hash : mix_hash(hash, static_cast<std::uint64_t>(group));
+  }
+  bool sliding(std::size_t group) const { return windows_[group] > 0; }
+  // Blocks wholly before the window of `computed` tokens (get_num_skipped_tokens // block_size).
+  std::size_t skipped_blocks(std::size_t group, Tokens computed) const;
+  void remove_skipped_blocks(RequestState& s, Tokens computed);
+  // The longest run of leading full blocks cached in every group of a kind, searched as vLLM does.
+  std::size_t full_attention_hit(const KvRequest& req, std::size_t max_blocks);
+  std::size_t sliding_window_hit(std::size_t max_blocks);
   RequestState* state_of(RequestId id);
   const RequestState* state_of(RequestId id) const;
   RequestState& new_state(RequestId id);
@@ -142,6 +169,9 @@ class PagedKvCache {
   std::uint32_t num_blocks_;
   Tokens block_size_;
   bool caching_;
+  std::vector<Tokens> windows_;  // per group: 0 full attention, else the sliding window
+  bool any_full_ = false;
+  Tokens sliding_window_ = 0;    // the one window of the sliding groups, 0 when none
 
   std::vector<std::uint32_t> ref_;
   std::vector<std::uint8_t> hashed_;
@@ -161,11 +191,15 @@ class PagedKvCache {
   std::uint32_t live_requests_ = 0;
   std::size_t longest_table_ = 0;  // recycled tables are grown to this at once, so growth stops
 
-  // The last find_cached_prefix result, waiting for allocate_slots.
+  // The last find_cached_prefix result, waiting for allocate_slots: per group, the hit blocks
+  // (kNullBlock before a sliding window's run), all of pending_hit_ entries.
   bool pending_valid_ = false;
   RequestId pending_id_ = 0;
-  std::vector<BlockId> pending_blocks_;
+  std::vector<std::vector<BlockId>> pending_blocks_;
+  std::size_t pending_hit_ = 0;
   std::uint64_t pending_last_hash_ = 0;
+  std::vector<std::uint64_t> chain_;  // scratch: the request's chain hashes during a lookup
+
 
   Counters counters_;
 };

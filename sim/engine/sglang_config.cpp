@@ -7,6 +7,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/engine/knob_checks.hpp"
+#include "sim/model/attention_layers.hpp"
 #include "sim/model/tensor_parallel.hpp"
 
 namespace headroom::engine {
@@ -139,6 +140,12 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
     throw EngineConfigError("attention_backend", fmt::format("sglang attention_backend: aiter's MLA path is not modelled (model '{}' uses MLA); "
                                  "use flashinfer",
                                  d.model.name));
+  // SGLang sizes sliding-window layers in a pool of their own (SWAKVPool, --swa-full-tokens-ratio),
+  // which is not modelled yet.
+  if (model::has_sliding_window(d.model))
+    throw EngineConfigError("kind", fmt::format("sglang: model '{}' has sliding-window layers, whose SWA KV pool is not "
+                                                 "modelled for SGLang (modelled: vLLM's hybrid KV-cache manager)",
+                                                 d.model.name));
   require_at_least("sglang", "page_size", c.page_size, 1);
   if (!(c.schedule_conservativeness > 0))
     throw EngineConfigError("schedule_conservativeness", fmt::format("sglang schedule_conservativeness: expected a value above 0, got {}",

@@ -113,6 +113,9 @@ struct StartupResult {
   std::int64_t kv_tokens = 0;          // token slots in the KV pool (vLLM: blocks × block_size)
   std::int64_t kv_blocks = 0;          // vLLM blocks (block 0 is the null block); pages elsewhere
   int kv_block_tokens = 1;             // vLLM block_size, SGLang page_size, LightLLM 1
+  // vLLM's KV cache groups (vllm_kv_cache_groups.hpp): 0 for full attention, else the group's
+  // sliding window; kv_blocks is one pool shared by the groups.
+  std::vector<std::int64_t> kv_group_windows = {0};
   std::int64_t max_running_requests = 0;
   std::vector<int> graph_batch_sizes;  // captured sizes, ascending
   StartupBytes bytes;

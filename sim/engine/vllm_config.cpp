@@ -7,6 +7,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/engine/knob_checks.hpp"
+#include "sim/model/attention_layers.hpp"
 #include "sim/model/tensor_parallel.hpp"
 
 namespace headroom::engine {
@@ -128,6 +129,12 @@ std::vector<FilledDefault> resolve(VllmConfig& c, const Deployment& d) {
   if (c.version == VllmVersion::v0_6 && d.model.is_mla())
     throw EngineConfigError("version", fmt::format("vllm version 0.6: model '{}' uses MLA, which this simulator "
                                                    "models only for vLLM current",
+                                                   d.model.name));
+  // V0's block manager sized sliding-window layers its own way (not modelled); V1's hybrid KV-cache
+  // manager is (vllm_kv_cache_groups.hpp).
+  if (c.version == VllmVersion::v0_6 && model::has_sliding_window(d.model))
+    throw EngineConfigError("version", fmt::format("vllm version 0.6: model '{}' has sliding-window layers, which this "
+                                                   "simulator models only for vLLM current (the hybrid KV-cache manager)",
                                                    d.model.name));
   if (is_mla_backend(*c.attention_backend) != d.model.is_mla())
     throw EngineConfigError("attention_backend", fmt::format("vllm attention_backend: {} is {} backend, but model '{}' {}",

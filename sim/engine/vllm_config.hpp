@@ -51,6 +51,8 @@ struct VllmConfig {
   std::optional<VllmAttentionBackend> attention_backend;  // FLASH_ATTN (MHA/GQA) or FLASHMLA (MLA)
   std::optional<Bytes> kv_cache_memory_bytes;        // --kv-cache-memory: skips the accounting (§1.1)
   std::optional<std::int64_t> num_gpu_blocks_override;  // replaces the computed block count (§1.2)
+  // --disable-hybrid-kv-cache-manager: sliding-window layers sized as full attention (§1.2b).
+  bool disable_hybrid_kv_cache_manager = false;
   model::SamplerKind sampler = model::SamplerKind::native;  // VLLM_USE_FLASHINFER_SAMPLER=1: flashinfer
   UsageContext usage_context = UsageContext::api_server;
   // MLA decode output buffer of FlashInfer-MLA/CUTLASS-MLA (§4c): `transient` (released builds),

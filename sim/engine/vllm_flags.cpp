@@ -33,6 +33,7 @@ constexpr EngineFlag kFlags[] = {
     knob_flag("--kv-cache-dtype", "kv_cache_dtype", V::choice, F::value, 1, "auto=auto bfloat16=bf16 fp8=fp8 fp8_e4m3=fp8 fp8_e5m2=fp8 fp8_ds_mla=fp8_ds_mla"),
     knob_flag("--kv-cache-memory-bytes --kv-cache-memory", "kv_cache_memory_bytes", V::human_whole),
     knob_flag("--num-gpu-blocks-override", "num_gpu_blocks_override", V::whole),
+    knob_flag("--disable-hybrid-kv-cache-manager", "disable_hybrid_kv_cache_manager", V::boolean, F::optional_bool),
     // Memory headroom does not model: an error unless the value is the one that changes nothing.
     unmodelled_flag("--quantization -q", "quantised weights and kernels", "None"),
     unmodelled_flag("--dtype", "the weights' dtype; headroom takes the model's", "auto"),
@@ -63,7 +64,6 @@ constexpr EngineFlag kFlags[] = {
     unmodelled_flag("--async-scheduling", "overlapped scheduling", "false", F::optional_bool),
     unmodelled_flag("--calculate-kv-scales", "KV scale computation", "false", F::optional_bool),
     unmodelled_flag("--disable-sliding-window", "the KV of sliding-window layers", "false", F::optional_bool),
-    unmodelled_flag("--disable-hybrid-kv-cache-manager", "the KV cache groups", "false", F::optional_bool),
     unmodelled_flag("--kv-sharing-fast-prefill", "KV sharing", "false", F::optional_bool),
     unmodelled_flag("--mamba-cache-dtype", "the Mamba state cache", "auto"),
     unmodelled_flag("--mamba-ssm-cache-dtype", "the Mamba state cache", "auto"),

@@ -93,7 +93,8 @@ void VllmScheduler::IdRing::pop_front() {
 // ---------------------------------------------------------------------------------------------
 
 VllmScheduler::VllmScheduler(const VllmSchedulerLimits& limits)
-    : limits_(limits), cache_(checked_num_blocks(limits), limits.block_size, limits.enable_prefix_caching) {
+    : limits_(limits),
+      cache_(checked_num_blocks(limits), limits.block_size, limits.enable_prefix_caching, limits.group_windows) {
   // max_num_seqs bounds the running queue and a plan; reserve what a real deployment uses.
   const auto reserve = static_cast<std::size_t>(std::min<std::int64_t>(limits_.max_num_seqs, 4096));
   running_.reserve(reserve);
@@ -128,13 +129,25 @@ void VllmScheduler::add_request(std::uint64_t id) {
   // Tokens the request's KV can reach: its last output token is sampled, never fed.
   const Tokens longest = std::min(r.prompt_tokens + r.max_output_tokens, limits_.max_model_len) - 1;
   const bool rejected = r.prompt_tokens < 1 || r.prompt_tokens >= limits_.max_model_len || r.max_output_tokens < 1 ||
-                        blocks_for(longest, limits_.block_size) > static_cast<Tokens>(limits_.num_blocks) - 1;
+                        most_blocks(longest) > static_cast<Tokens>(limits_.num_blocks) - 1;
   if (rejected) {
     r.status = RequestStatus::aborted;
     pending_aborts_.push_back(id);
     return;
   }
   waiting_.push_back(id);
+}
+
+Tokens VllmScheduler::most_blocks(Tokens tokens) const {
+  // Full attention holds every block; a sliding window at most the window less one token plus one
+  // step's tokens, and a block more where the window starts inside one (SlidingWindowSpec.
+  // max_memory_usage_bytes).
+  Tokens blocks = 0;
+  for (Tokens w : limits_.group_windows)
+    blocks += w == 0 ? blocks_for(tokens, limits_.block_size)
+                     : std::min(blocks_for(tokens, limits_.block_size),
+                                blocks_for(std::min(w - 1 + limits_.max_num_batched_tokens, tokens), limits_.block_size) + 1);
+  return blocks;
 }
 
 bool VllmScheduler::stops(const RequestState& r) const {
@@ -267,7 +280,7 @@ void VllmScheduler::complete_step(const StepPlan& plan, Seconds now, std::vector
 }
 
 void VllmScheduler::release(std::uint64_t id) {
-  if (cache_.block_table(id).size() != 0) broken(id_text(id) + " released while holding KV blocks");
+  if (cache_.blocks_held(id) != 0) broken(id_text(id) + " released while holding KV blocks");
   slots_.drop(id);
   cache_.release(id);
 }
@@ -290,10 +303,11 @@ void VllmScheduler::drop_step(const StepPlan& plan) {
 KvUsage VllmScheduler::kv_usage() const {
   const Tokens usable = static_cast<Tokens>(cache_.num_blocks()) - 1;
   const Tokens free_blocks = cache_.num_free_blocks();
+  const auto groups = static_cast<Tokens>(cache_.num_groups());
   KvUsage u;
-  u.capacity_tokens = usable * limits_.block_size;
-  u.used_tokens = (usable - free_blocks) * limits_.block_size;
-  u.cached_tokens = static_cast<Tokens>(cache_.num_cached_free_blocks()) * limits_.block_size;
+  u.capacity_tokens = usable * limits_.block_size / groups;
+  u.used_tokens = (usable - free_blocks) * limits_.block_size / groups;
+  u.cached_tokens = static_cast<Tokens>(cache_.num_cached_free_blocks()) * limits_.block_size / groups;
   return u;
 }
 
@@ -364,14 +378,27 @@ void VllmScheduler::check_invariants() const {
     const Tokens tokens = r.computed_tokens + in_flight[i];
     if (tokens < 1 || tokens > r.prompt_tokens + r.output_tokens)
       broken(id_text(id) + " has " + std::to_string(tokens) + " tokens computed or in flight, outside [1, num_tokens]");
-    if (static_cast<Tokens>(blocks.size()) != blocks_for(tokens, bs))
-      broken(id_text(id) + " holds " + std::to_string(blocks.size()) + " blocks for " + std::to_string(tokens) +
-             " tokens of " + std::to_string(bs));
-    for (PagedKvCache::BlockId b : blocks)
-      if (!held[b]) {
-        held[b] = 1;
-        ++distinct;
+    for (std::size_t g = 0; g < cache_.num_groups(); ++g) {
+      const std::span<const PagedKvCache::BlockId> group_blocks = cache_.block_table(id, g);
+      if (static_cast<Tokens>(group_blocks.size()) != blocks_for(tokens, bs))
+        broken(id_text(id) + " holds " + std::to_string(group_blocks.size()) + " blocks for " + std::to_string(tokens) +
+               " tokens of " + std::to_string(bs) + " in KV cache group " + std::to_string(g));
+      // Blocks wholly before the window of the tokens computed at the request's last allocation
+      // were freed then (remove_skipped_blocks): this step's, or at most a step's tokens ago.
+      const Tokens window = cache_.group_window(g);
+      const Tokens computed_then = in_flight[i] > 0 ? r.computed_tokens : r.computed_tokens - limits_.max_num_batched_tokens;
+      const Tokens skipped = window > 0 ? std::max<Tokens>(0, computed_then - window + 1) / bs : 0;
+      for (Tokens k = 0; k < static_cast<Tokens>(group_blocks.size()); ++k) {
+        const PagedKvCache::BlockId b = group_blocks[static_cast<std::size_t>(k)];
+        if (k < skipped && b != PagedKvCache::kNullBlock)
+          broken(id_text(id) + " still holds block " + std::to_string(b) + " behind its sliding window in KV cache group " +
+                 std::to_string(g));
+        if (b != PagedKvCache::kNullBlock && !held[b]) {
+          held[b] = 1;
+          ++distinct;
+        }
       }
+    }
   }
   const Tokens usable = static_cast<Tokens>(cache_.num_blocks()) - 1;
   if (distinct > usable) broken("KV over-committed: " + std::to_string(distinct) + " blocks held of " + std::to_string(usable));

@@ -43,6 +43,9 @@ struct VllmSchedulerLimits {
   // is off (vLLM's default without partial-prefill limits).
   std::optional<Tokens> long_prefill_token_threshold;
   Tokens max_model_len = 0;
+  // The KV cache groups (vllm_kv_cache_groups.hpp): 0 for full attention, else the group's sliding
+  // window; one full-attention group for a uniform model.
+  std::vector<Tokens> group_windows = {0};
 };
 
 // The limits from a resolved VllmConfig (resolve() filled every optional) and the block count
@@ -66,13 +69,15 @@ class VllmScheduler final : public RequestBook<std::uint8_t> {
   std::int64_t running() const override { return static_cast<std::int64_t>(running_.size()); }
   std::int64_t waiting() const override { return static_cast<std::int64_t>(waiting_.size()); }
   // capacity (num_blocks − 1) × block_size; used: distinct blocks held by running requests; cached:
-  // free blocks that still carry a hash (evictable), all in tokens.
+  // free blocks that still carry a hash (evictable), all in tokens, divided by the number of KV
+  // cache groups (vLLM's "GPU KV cache size" is num_blocks // groups × block_size).
   KvUsage kv_usage() const override;
   const SchedulerCounters& counters() const override { return counters_; }
   // Throws std::logic_error naming the first broken invariant: the cache's own (PagedKvCache::
   // check_invariants); KV never over-committed (distinct held blocks ≤ num_blocks − 1); each
-  // running request holds exactly the blocks its computed tokens (plus those of a step in flight)
-  // need, waiting ones none; the last plan within the token budget, max_num_seqs and the long
+  // running request's table in every group has exactly the blocks its computed tokens (plus those
+  // of a step in flight) need, a sliding-window group none wholly before its window, waiting ones
+  // none; the last plan within the token budget, max_num_seqs and the long
   // prefill threshold, decodes first; every added request's status matching the queue it sits in.
   void check_invariants() const override;
 
@@ -106,6 +111,7 @@ class VllmScheduler final : public RequestBook<std::uint8_t> {
   void preempt(std::uint64_t id, StepPlan& plan);
   void add_to_plan(const RequestState& r, Tokens new_tokens, StepPlan& plan);
   bool stops(const RequestState& r) const;
+  Tokens most_blocks(Tokens tokens) const;  // blocks a request of `tokens` tokens may hold at once
   void remove_from_running(RequestStatus status);
 
   VllmSchedulerLimits limits_;

@@ -12,6 +12,7 @@
 #include "sim/engine/engine_limits.hpp"
 #include "sim/engine/engine_registry.hpp"
 #include "sim/engine/startup.hpp"
+#include "sim/engine/vllm_kv_cache_groups.hpp"
 #include "sim/model/dtype.hpp"
 #include "sim/model/step_program.hpp"
 
@@ -162,7 +163,11 @@ class VllmStartup {
     const model::KvLayout layout =
         model::kv_layout(d_.model, engine_traits(model::Engine::vllm).kv_pool, c_.kv_cache_dtype, d_.tp);
     f_.page_size = model::vllm_page_size_bytes(layout, block_);
-    layers_ = layout.layers;
+    // The KV cache groups (§1.2b): group_size tensors, each shared by one layer of every group.
+    groups_ = vllm_kv_cache_groups(d_.model, !c_.disable_hybrid_kv_cache_manager);
+    layers_ = groups_.group_size;
+    num_groups_ = static_cast<std::int64_t>(groups_.groups.size());
+    r_.kv_group_windows = vllm_group_windows(groups_);
     // The first GEMM (the profile run, or a policy's own first forward) creates the cuBLAS workspaces.
     initialise_cublas(r_.memory, d_);
     return directives_.kv_sizer ? policy_decides_kv() : profile_run();
@@ -174,7 +179,9 @@ class VllmStartup {
     in.free_before_weights = f_.free_at_start;
     in.free_after_weights = gpu().free_bytes();
     in.non_torch_at_start = static_cast<Bytes>(non_torch_baseline_);
-    in.kv_bytes_per_token = f_.page_size * static_cast<Bytes>(layers_) / static_cast<Bytes>(block_);
+    // A token of every group: the pool's bytes per token as vLLM reports its size (§1.2b).
+    in.kv_bytes_per_token =
+        f_.page_size * static_cast<Bytes>(layers_) * static_cast<Bytes>(num_groups_) / static_cast<Bytes>(block_);
     in.kv_block_tokens = block_;
     in.prefill_tokens = T_;
     in.batch_seqs = N_;
@@ -189,7 +196,8 @@ class VllmStartup {
     in.workspace_bytes = [workspace](std::int64_t) { return workspace; };
     policy_tokens_ = decide_kv_tokens(directives_, in, 0);
     if (!policy_tokens_) return false;
-    f_.available_kv = static_cast<std::int64_t>(vllm_request_kv_bytes(*policy_tokens_, block_, f_.page_size, layers_));
+    f_.available_kv = static_cast<std::int64_t>(
+        saturating_mul(vllm_request_kv_bytes(*policy_tokens_, block_, f_.page_size, layers_), static_cast<Bytes>(num_groups_)));
     return true;
   }
 
@@ -244,21 +252,19 @@ class VllmStartup {
     }
     const std::int64_t max_model_len = *c_.max_model_len;
     if (c_.version == VllmVersion::v0_6) return v0_raise_if_cache_size_invalid();
-    const Bytes needed = vllm_request_kv_bytes(max_model_len, block_, f_.page_size, layers_);
+    // _max_memory_usage_bytes_from_groups: group_size × page × the blocks one request may hold.
+    const Bytes needed = request_bytes(max_model_len);
     if (needed > static_cast<Bytes>(f_.available_kv) && !directives_.skip_capacity_checks) {
       fail(r_, StartupStage::kv_cache_sizing,
            fmt::format("To serve at least one request with the model's max seq len ({}), {} GiB KV cache is needed, "
                        "which is larger than the available KV cache memory ({} GiB). Based on the available memory, "
                        "the estimated maximum model length is {}. Try increasing `gpu_memory_utilization` or "
                        "decreasing `max_model_len` when initializing the engine.",
-                       max_model_len,
-                       gib(static_cast<double>((max_model_len + block_ - 1) / block_) *
-                           static_cast<double>(f_.page_size) * static_cast<double>(layers_)),
-                       gib(static_cast<double>(f_.available_kv)),
-                       vllm_estimate_max_model_len(f_.available_kv, block_, f_.page_size, layers_)));
+                       max_model_len, gib(static_cast<double>(needed)), gib(static_cast<double>(f_.available_kv)),
+                       estimated_max_model_len()));
       return false;
     }
-    r_.kv_blocks = policy_tokens_ ? *policy_tokens_ / block_
+    r_.kv_blocks = policy_tokens_ ? *policy_tokens_ / block_ * num_groups_
                    : c_.num_gpu_blocks_override ? *c_.num_gpu_blocks_override
                                                 : vllm_num_blocks(f_.available_kv, f_.page_size, layers_);
     // The scheduler holds a few words per block (engine_limits.hpp); beyond the limit only a larger
@@ -271,12 +277,40 @@ class VllmStartup {
           fmt::format("vllm: the KV cache would hold {} blocks of {} tokens, above the limit of {} (docs/limits.md); "
                       "raise block_size or give the cache less memory",
                       r_.kv_blocks, block_, limits::kMaxKvBlocks));
-    r_.kv_tokens = r_.kv_blocks * block_;
-    f_.max_concurrency = static_cast<double>(r_.kv_blocks) / static_cast<double>((max_model_len + block_ - 1) / block_);
+    // _report_kv_cache_config: num_blocks // groups × block_size tokens;
+    // get_max_concurrency_for_kv_cache_config: num_blocks over the blocks one request may hold.
+    r_.kv_tokens = r_.kv_blocks / num_groups_ * block_;
+    f_.max_concurrency = static_cast<double>(r_.kv_blocks) /
+                         static_cast<double>(vllm_request_blocks(groups_, max_model_len, T_, block_));
     r_.log.push_back(fmt::format("GPU KV cache size: {} tokens", r_.kv_tokens));
     r_.log.push_back(
         fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x", max_model_len, f_.max_concurrency));
     return true;
+  }
+
+  Bytes request_bytes(std::int64_t max_model_len) const {
+    return saturating_mul(
+        saturating_mul(static_cast<Bytes>(vllm_request_blocks(groups_, max_model_len, T_, block_)), f_.page_size),
+        static_cast<Bytes>(layers_));
+  }
+
+  // _estimate_max_model_len_from_groups: the longest max_model_len whose request fits, by binary
+  // search over [1, max_model_len]; 0 when one token does not fit.
+  std::int64_t estimated_max_model_len() const {
+    if (num_groups_ == 1) return vllm_estimate_max_model_len(f_.available_kv, block_, f_.page_size, layers_);
+    const auto fits = [&](std::int64_t len) { return request_bytes(len) <= static_cast<Bytes>(f_.available_kv); };
+    std::int64_t lo = 1, hi = *c_.max_model_len, best = 0;
+    if (!fits(lo)) return 0;
+    while (lo <= hi) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      if (fits(mid)) {
+        best = mid;
+        lo = mid + 1;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    return best;
   }
 
   // V0's raise_if_cache_size_invalid (vllm/worker/worker.py, commit 6ae52299e) on num_gpu_blocks =
@@ -390,7 +424,9 @@ class VllmStartup {
   std::int64_t T_ = 0;  // max_num_batched_tokens
   std::int64_t N_ = 0;  // the profile run's sequences: min(max_num_seqs, T)
   int block_ = 0;
-  int layers_ = 0;      // the KV cache's layers (one page per layer and block)
+  int layers_ = 0;      // the KV cache's tensors: every layer, or group_size for a hybrid model (§1.2b)
+  VllmKvCacheGroups groups_;
+  std::int64_t num_groups_ = 1;
   std::int64_t non_torch_baseline_ = 0;
   std::optional<std::int64_t> policy_tokens_;
 };

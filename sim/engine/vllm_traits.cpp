@@ -54,7 +54,9 @@ const EngineTraits& vllm_traits() {
         return vllm_startup(d, of(c), directives);
       },
       .make_scheduler = [](const StartupResult& st) -> std::unique_ptr<Scheduler> {
-        return std::make_unique<VllmScheduler>(vllm_scheduler_limits(of(st.config), st.kv_blocks));
+        VllmSchedulerLimits limits = vllm_scheduler_limits(of(st.config), st.kv_blocks);
+        limits.group_windows = st.kv_group_windows;
+        return std::make_unique<VllmScheduler>(limits);
       },
       .command_line = vllm_command_line,
       // §1.1: --kv-cache-memory-bytes skips the memory accounting; §1.2: --num-gpu-blocks-override

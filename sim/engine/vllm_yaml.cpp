@@ -9,7 +9,8 @@ EngineConfig read_vllm_knobs(const YamlSection& s) {
   s.check_keys({"kind", "version", "gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens", "block_size",
                 "max_model_len", "enable_prefix_caching", "cudagraph_capture_sizes", "cudagraph_mode",
                 "enforce_eager", "num_speculative_tokens", "kv_cache_dtype", "attention_backend",
-                "kv_cache_memory_bytes", "num_gpu_blocks_override", "sampler", "usage_context", "mla_decode_out"});
+                "kv_cache_memory_bytes", "num_gpu_blocks_override", "disable_hybrid_kv_cache_manager", "sampler", "usage_context",
+                "mla_decode_out"});
   VllmConfig c;
   if (s.present("version")) c.version = parsed(s, "version", parse_vllm_version);
   if (s.present("gpu_memory_utilization")) c.gpu_memory_utilization = fraction(s, "gpu_memory_utilization");
@@ -27,6 +28,7 @@ EngineConfig read_vllm_knobs(const YamlSection& s) {
     c.attention_backend = parsed(s, "attention_backend", parse_vllm_attention_backend);
   if (s.present("kv_cache_memory_bytes")) c.kv_cache_memory_bytes = s.bytes("kv_cache_memory_bytes");
   optional_whole(s, "num_gpu_blocks_override", c.num_gpu_blocks_override, 1);
+  s.optional_bool("disable_hybrid_kv_cache_manager", c.disable_hybrid_kv_cache_manager);
   if (s.present("sampler")) c.sampler = parsed(s, "sampler", model::parse_sampler_kind);
   if (s.present("usage_context")) c.usage_context = parsed(s, "usage_context", parse_usage_context);
   if (s.present("mla_decode_out"))
@@ -53,6 +55,7 @@ void write_vllm_knobs(YAML::Emitter& e, const EngineConfig& config) {
     e << YAML::Key << "attention_backend" << YAML::Value << str(vllm_attention_backend_name(*c.attention_backend));
   if (c.kv_cache_memory_bytes) e << YAML::Key << "kv_cache_memory_bytes" << YAML::Value << *c.kv_cache_memory_bytes;
   opt(e, "num_gpu_blocks_override", c.num_gpu_blocks_override);
+  e << YAML::Key << "disable_hybrid_kv_cache_manager" << YAML::Value << c.disable_hybrid_kv_cache_manager;
   e << YAML::Key << "sampler" << YAML::Value << str(model::sampler_kind_name(c.sampler));
   e << YAML::Key << "usage_context" << YAML::Value << str(usage_context_name(c.usage_context));
   e << YAML::Key << "mla_decode_out" << YAML::Value << str(model::decode_out_buffer_name(c.mla_decode_out));

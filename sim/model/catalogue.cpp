@@ -171,6 +171,47 @@ ModelConfig gpt_oss_20b() {
   return c;
 }
 
+// Gemma-2-9B-it (google/gemma-2-9b-it config.json): 42 layers, even ones attending to a window of
+// 4,096 tokens, head_dim 256, the embedding tied to the LM head.
+ModelConfig gemma_2_9b() {
+  ModelConfig c;
+  c.name = "gemma-2-9b-it";
+  c.architecture = Architecture::gemma2;
+  c.layers = 42;
+  c.hidden = 3584;
+  c.intermediate = 14336;
+  c.heads = 16;
+  c.kv_heads = 8;
+  c.head_dim = 256;
+  c.vocab = 256000;
+  c.max_position = 8192;
+  c.tie_word_embeddings = true;
+  c.sliding_window = 4096;
+  for (int l = 0; l < c.layers; l += 2) c.sliding_layers.push_back(l);
+  return c;
+}
+
+// Gemma-3-1B-it (google/gemma-3-1b-it config.json, model_type gemma3_text): 26 layers, five of
+// every six attending to a window of 512 tokens (sliding_window_pattern 6), one KV head of 256.
+ModelConfig gemma_3_1b() {
+  ModelConfig c;
+  c.name = "gemma-3-1b-it";
+  c.architecture = Architecture::gemma3_text;
+  c.layers = 26;
+  c.hidden = 1152;
+  c.intermediate = 6912;
+  c.heads = 4;
+  c.kv_heads = 1;
+  c.head_dim = 256;
+  c.vocab = 262144;
+  c.max_position = 32768;
+  c.tie_word_embeddings = true;
+  c.sliding_window = 512;
+  for (int l = 0; l < c.layers; ++l)
+    if ((l + 1) % 6 != 0) c.sliding_layers.push_back(l);
+  return c;
+}
+
 struct Entry {
   ModelConfig config;
   std::vector<std::string> aliases;  // Hugging Face repository ids with the same config
@@ -194,6 +235,8 @@ const std::vector<Entry>& entries() {
       {mistral_7b_v0_3(), {"mistralai/Mistral-7B-v0.3", "mistralai/Mistral-7B-Instruct-v0.3"}},
       {deepseek_v2_lite(), {"deepseek-ai/DeepSeek-V2-Lite", "deepseek-ai/DeepSeek-V2-Lite-Chat"}},
       {gpt_oss_20b(), {"openai/gpt-oss-20b"}},
+      {gemma_2_9b(), {"google/gemma-2-9b-it"}},
+      {gemma_3_1b(), {"google/gemma-3-1b-it"}},
   };
   return all;
 }

@@ -123,6 +123,8 @@ std::optional<Architecture> architecture_from_class(std::string_view cls) {
   if (cls == "MistralForCausalLM") return Architecture::mistral;
   if (cls == "DeepseekV2ForCausalLM") return Architecture::deepseek_v2;
   if (cls == "GptOssForCausalLM") return Architecture::gpt_oss;
+  if (cls == "Gemma2ForCausalLM") return Architecture::gemma2;
+  if (cls == "Gemma3ForCausalLM") return Architecture::gemma3_text;
   return std::nullopt;
 }
 
@@ -131,6 +133,13 @@ Architecture read_architecture(const json& j, const Reader& r) {
     const auto& names = supported_architectures();
     for (size_t i = 0; i < names.size(); ++i)
       if (*model_type == names[i]) return static_cast<Architecture>(i);
+    // Gemma 3's 4B-27B checkpoints are Gemma3ForConditionalGeneration: a vision tower and the text
+    // model under text_config; the vision weights are not modelled.
+    if (*model_type == "gemma3")
+      throw InputError(fmt::format("{}: model_type 'gemma3' is Gemma 3's multimodal model, whose vision tower is not "
+                                   "modelled; give a text-only config (model_type gemma3_text, Gemma3ForCausalLM) "
+                                   "(supported: {})",
+                                   r.source(), fmt::join(names, ", ")));
     throw InputError(fmt::format("{}: model_type '{}' is not supported (supported: {})", r.source(), *model_type,
                                  fmt::join(names, ", ")));
   }
@@ -141,7 +150,7 @@ Architecture read_architecture(const json& j, const Reader& r) {
     throw InputError(fmt::format(
         "{}: architectures '{}' is not supported (supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
         "Qwen3MoeForCausalLM, MixtralForCausalLM, DeepseekV3ForCausalLM, MistralForCausalLM, DeepseekV2ForCausalLM, "
-        "GptOssForCausalLM)",
+        "GptOssForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM)",
         r.source(), cls));
   }
   throw InputError(fmt::format("{}: key 'model_type' is missing (supported: {})", r.source(),
@@ -325,20 +334,26 @@ WeightQuantization read_quantization(const json& j, const Reader& r) {
   q.fail("quant_method", fmt::format("'{}' is not supported (supported: {})", *method, kQuantMethods));
 }
 
+bool reads_sliding_layers(Architecture a) {
+  return a == Architecture::gpt_oss || a == Architecture::gemma2 || a == Architecture::gemma3_text;
+}
+
 void reject_sliding_window(const Reader& r, Architecture a) {
-  // Sliding-window attention changes KV sizing; these models ship without it (gpt-oss's layers
-  // are read in parse_hf_config).
+  // Sliding-window attention changes KV sizing; these models ship without it (gpt-oss's and
+  // Gemma's windowed layers are read in parse_hf_config).
   if (a == Architecture::mixtral || a == Architecture::mistral) {
     if (r.find("sliding_window")) r.fail("sliding_window", "sliding-window attention is not modelled (expected null)");
-  } else if (a != Architecture::gpt_oss && r.boolean("use_sliding_window", false)) {
+  } else if (!reads_sliding_layers(a) && r.boolean("use_sliding_window", false)) {
     r.fail("use_sliding_window", "sliding-window attention is not modelled (expected false)");
   }
 }
 
-// gpt-oss's layer_types: "sliding_attention" or "full_attention" per decoder layer.
-std::vector<int> read_sliding_layers(const Reader& r, int layers) {
+// layer_types: "sliding_attention" or "full_attention" per decoder layer (gpt-oss; Gemma 2/3
+// configs written by newer transformers); nullopt when absent and `required` is false.
+std::optional<std::vector<int>> read_sliding_layers(const Reader& r, int layers, bool required, std::string_view mt) {
   const json* types = r.find("layer_types");
-  if (!types) r.missing("layer_types", "gpt_oss");
+  if (!types && !required) return std::nullopt;
+  if (!types) r.missing("layer_types", mt);
   if (!types->is_array() || static_cast<std::int64_t>(types->size()) != layers)
     r.fail("layer_types", fmt::format("expected a list of {} entries (num_hidden_layers), got {}", layers,
                                       types->is_array() ? fmt::format("{}", types->size()) : describe(*types)));
@@ -387,8 +402,10 @@ ModelConfig parse_hf_config(const json& j, const std::string& source, const std:
     case Architecture::qwen3:
     case Architecture::qwen3_moe:
     case Architecture::gpt_oss:
-      // Qwen3 and gpt-oss give head_dim explicitly (128 while hidden / heads is 64 for
-      // Qwen3-30B-A3B; gpt-oss 64 against 2880 / 64 = 45).
+    case Architecture::gemma2:
+    case Architecture::gemma3_text:
+      // Qwen3, gpt-oss and Gemma give head_dim explicitly (128 while hidden / heads is 64 for
+      // Qwen3-30B-A3B; gpt-oss 64 against 2880 / 64 = 45; Gemma-2-9B 256 against 3584 / 16).
       c.head_dim = r.positive("head_dim", mt, limits::kMaxHeadDim);
       break;
     case Architecture::deepseek_v2:
@@ -444,8 +461,30 @@ ModelConfig parse_hf_config(const json& j, const std::string& source, const std:
       c.attention_sinks = true;
       c.moe_bias = true;
       c.sliding_window = static_cast<int>(r.positive64("sliding_window", mt, limits::kMaxPositionEmbeddings));
-      c.sliding_layers = read_sliding_layers(r, c.layers);
+      c.sliding_layers = *read_sliding_layers(r, c.layers, true, mt);
       break;
+    case Architecture::gemma2:
+    case Architecture::gemma3_text: {
+      // vllm model_executor/models/gemma2.py, gemma3.py: q/k/v/o with attention_bias (false in the
+      // published configs), a gated GeLU MLP, four RMSNorms per layer (Gemma 3 also q_norm and
+      // k_norm), the embedding tied to the LM head unless the config says otherwise (Gemma2Config,
+      // Gemma3TextConfig default tie_word_embeddings true). Soft-capping changes no tensor sizes.
+      c.qkv_bias = c.o_proj_bias = r.boolean("attention_bias", false);
+      c.tie_word_embeddings = r.boolean("tie_word_embeddings", true);
+      c.sliding_window = static_cast<int>(r.positive64("sliding_window", mt, limits::kMaxPositionEmbeddings));
+      if (auto listed = read_sliding_layers(r, c.layers, false, mt)) {
+        c.sliding_layers = std::move(*listed);
+      } else if (c.architecture == Architecture::gemma2) {
+        // Gemma2Config: layer i is "sliding_attention" when (i + 1) % 2 (even layers).
+        for (int l = 0; l < c.layers; l += 2) c.sliding_layers.push_back(l);
+      } else {
+        // Gemma3TextConfig: layer i slides unless (i + 1) % sliding_window_pattern == 0 (default 6).
+        const int pattern = r.optional_positive("sliding_window_pattern", limits::kMaxLayers).value_or(6);
+        for (int l = 0; l < c.layers; ++l)
+          if ((l + 1) % pattern != 0) c.sliding_layers.push_back(l);
+      }
+      break;
+    }
     case Architecture::deepseek_v2:
     case Architecture::deepseek_v3:
       c.experts = r.positive("n_routed_experts", mt, limits::kMaxExperts);

@@ -15,13 +15,16 @@ std::string_view architecture_name(Architecture architecture) {
     case Architecture::mistral: return "mistral";
     case Architecture::deepseek_v2: return "deepseek_v2";
     case Architecture::gpt_oss: return "gpt_oss";
+    case Architecture::gemma2: return "gemma2";
+    case Architecture::gemma3_text: return "gemma3_text";
   }
   return "?";
 }
 
 const std::vector<std::string>& supported_architectures() {
   static const std::vector<std::string> names = {"llama",       "qwen2",   "qwen3",       "qwen3_moe", "mixtral",
-                                                 "deepseek_v3", "mistral", "deepseek_v2", "gpt_oss"};
+                                                 "deepseek_v3", "mistral", "deepseek_v2", "gpt_oss", "gemma2",
+                                                 "gemma3_text"};
   return names;
 }
 
@@ -41,7 +44,9 @@ std::string_view quantization_name(WeightQuantization::Method method) {
 }
 
 bool ModelConfig::has_qk_norm() const {
-  return architecture == Architecture::qwen3 || architecture == Architecture::qwen3_moe;
+  // Qwen3 and Gemma 3 normalise q and k per head (Qwen3Attention, Gemma3Attention q_norm / k_norm).
+  return architecture == Architecture::qwen3 || architecture == Architecture::qwen3_moe ||
+         architecture == Architecture::gemma3_text;
 }
 
 bool ModelConfig::is_moe_layer(int layer) const {

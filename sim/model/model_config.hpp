@@ -12,7 +12,9 @@
 namespace headroom::model {
 
 // HF `model_type` values this simulator models.
-enum class Architecture { llama, qwen2, qwen3, qwen3_moe, mixtral, deepseek_v3, mistral, deepseek_v2, gpt_oss };
+enum class Architecture {
+  llama, qwen2, qwen3, qwen3_moe, mixtral, deepseek_v3, mistral, deepseek_v2, gpt_oss, gemma2, gemma3_text
+};
 
 std::string_view architecture_name(Architecture architecture);  // the model_type string
 const std::vector<std::string>& supported_architectures();       // in the order above
@@ -79,7 +81,8 @@ struct ModelConfig {
   int mtp_layers = 0;              // num_nextn_predict_layers: multi-token-prediction modules
 
   // gpt-oss: a learned attention-sink logit per head, biases on the router and the experts, and
-  // every other layer attending to a sliding window of `sliding_window` tokens (layer_types).
+  // every other layer attending to a sliding window of `sliding_window` tokens (layer_types);
+  // Gemma 2 / Gemma 3 windowed layers likewise (attention_layers.hpp groups them).
   bool attention_sinks = false;
   bool moe_bias = false;           // router and expert biases (gpt-oss)
   int sliding_window = 0;          // tokens; 0: no sliding-window layers

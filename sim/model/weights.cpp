@@ -37,8 +37,8 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 // Emits tensors in the order vLLM's model classes create their parameters: per decoder layer
 // attention, then MLP/MoE, then the two norms (vllm/model_executor/models/llama.py, qwen2.py,
-// qwen3.py, qwen3_moe.py, mixtral.py, deepseek_v2.py, deepseek_mtp.py, gpt_oss.py; Mistral is
-// served by llama.py).
+// qwen3.py, qwen3_moe.py, mixtral.py, deepseek_v2.py, deepseek_mtp.py, gpt_oss.py, gemma2.py,
+// gemma3.py; Mistral is served by llama.py).
 class WeightBuilder {
  public:
   WeightBuilder(const ModelConfig& config, const WeightOptions& options)
@@ -187,6 +187,11 @@ class WeightBuilder {
       mlp(p + "mlp.", c_.intermediate / shard_.tp);
     norm(p + "input_layernorm", c_.hidden);
     norm(p + "post_attention_layernorm", c_.hidden);
+    // gemma2.py / gemma3.py: RMSNorms before and after the MLP as well.
+    if (c_.architecture == Architecture::gemma2 || c_.architecture == Architecture::gemma3_text) {
+      norm(p + "pre_feedforward_layernorm", c_.hidden);
+      norm(p + "post_feedforward_layernorm", c_.hidden);
+    }
   }
 
   // QKVParallelLinear: (q heads + 2 × KV heads) × head_dim rows per rank; KV heads replicated when

@@ -86,6 +86,14 @@ TEST_CASE("headroom model: gpt-oss-20b's MXFP4 weights, DeepSeek-V2-Lite's MLA, 
   // 13,761,264,768 B, the published checkpoint's total_size; KV as full attention on every layer.
   CHECK_THAT(oss.output, Catch::Contains("  weights          12.82 GiB per rank (20.91 billion parameters on this rank"));
   CHECK_THAT(oss.output, Catch::Contains("  KV cache         48.00 KiB per token (2.00 KiB per token and layer, 24 layers"));
+  CHECK_THAT(oss.output, Catch::Contains("  sliding window   12 of 24 layers attend to the last 128 tokens"));
+  // Gemma 3 1B: 22 of 26 layers slide over 512 tokens; one KV head of 256: 1 KiB per token and layer.
+  auto gemma = run_headroom("model google/gemma-3-1b-it --tokens 256 --seqs 4");
+  INFO(gemma.output);
+  REQUIRE(gemma.exit_code == 0);
+  CHECK_THAT(gemma.output, Catch::Contains("gemma-3-1b-it (gemma3_text), tensor parallel 1, vllm layout"));
+  CHECK_THAT(gemma.output, Catch::Contains("  KV cache         26.00 KiB per token (1.00 KiB per token and layer, 26 layers"));
+  CHECK_THAT(gemma.output, Catch::Contains("  sliding window   22 of 26 layers attend to the last 512 tokens"));
 
   auto lite = run_headroom("model DeepSeek-V2-Lite --tokens 256 --seqs 256 --json");
   INFO(lite.output);

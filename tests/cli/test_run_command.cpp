@@ -278,12 +278,16 @@ TEST_CASE("run and compare: new GPUs, architectures and weight formats serve end
     std::string model;
     std::string engine;
     std::int64_t weights;  // model_weights(...).bytes at TP 1 (tests/model)
+    int tolerance_percent = 1;
   };
   // On the L4 (22.5 GiB) vLLM refuses 131,072 tokens of context for Llama-3.1-8B (16 GiB of KV).
   const Case cases[] = {
       {"b200", "gpt-oss-20b", "vllm", 13'761'264'768},
       {"h20", "DeepSeek-V2-Lite", "sglang", 31'412'968'448},
       {"mi325x", "Mistral-7B-v0.3", "vllm", 14'496'047'104},
+      // A hybrid KV pool (22 sliding, 4 full layers); its small per-layer tensors (2-32 MB) round up
+      // by about 1.1% in the caching allocator's blocks.
+      {"l4", "gemma-3-1b-it", "vllm", 1'999'771'904, 2},
       {"l4", (dir / "gptq").string(), "vllm\n  max_model_len: 32768", 5'731'262'464},
       {"a10g", (dir / "awq").string(), "lightllm", 5'727'854'592},
   };
@@ -300,7 +304,7 @@ TEST_CASE("run and compare: new GPUs, architectures and weight formats serve end
     // The caching allocator's blocks: a little above the tensors' sum (0.2% for gpt-oss-20b).
     const auto weights = j["startup"]["bytes"]["weights"].get<std::int64_t>();
     CHECK(weights >= c.weights);
-    CHECK(weights - c.weights < c.weights / 100);
+    CHECK(weights - c.weights < c.weights * c.tolerance_percent / 100);
     const int arrived = j["requests"]["arrived"].get<int>();
     CHECK(arrived == 400);
     CHECK(j["requests"]["completed"].get<int>() + j["requests"]["aborted"].get<int>() +

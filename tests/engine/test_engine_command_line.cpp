@@ -92,6 +92,13 @@ TEST_CASE("python -m vllm.entrypoints.openai.api_server takes the model from --m
   CHECK_FALSE(c.tp);
 }
 
+TEST_CASE("vllm serve --disable-hybrid-kv-cache-manager is the knob that sizes windowed layers as full ones") {
+  const ImportedCommandLine c = read("vllm serve openai/gpt-oss-20b --disable-hybrid-kv-cache-manager");
+  CHECK(knobs(c) == std::map<std::string, std::string>{{"disable_hybrid_kv_cache_manager", "true"}});
+  CHECK(knobs(read("vllm serve openai/gpt-oss-20b --no-disable-hybrid-kv-cache-manager")) ==
+        std::map<std::string, std::string>{{"disable_hybrid_kv_cache_manager", "false"}});
+}
+
 TEST_CASE("python -m sglang.launch_server: --model-path, --tp, lists, switches, a negative value, mapped choices") {
   const ImportedCommandLine c = read(
       "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-R1 --tp 8 --mem_fraction_static 0.8 "

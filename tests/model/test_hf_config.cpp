@@ -44,7 +44,8 @@ std::string llama_json(const std::string& extra = "") {
 TEST_CASE("the catalogue models' config.json files load to the catalogue entries, named by their Hub id") {
   for (const char* id : {"meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-70B", "Qwen/Qwen2.5-7B", "Qwen/Qwen3-30B-A3B",
                          "deepseek-ai/DeepSeek-R1", "mistralai/Mixtral-8x7B-v0.1", "mistralai/Mistral-7B-v0.3",
-                         "deepseek-ai/DeepSeek-V2-Lite", "openai/gpt-oss-20b"}) {
+                         "deepseek-ai/DeepSeek-V2-Lite", "openai/gpt-oss-20b", "google/gemma-2-9b-it",
+                         "google/gemma-3-1b-it"}) {
     INFO(id);
     ModelConfig loaded = load_hf_config(fixture(id));  // the folder
     CHECK(loaded.name == id);                          // its parent and name: no _name_or_path in these
@@ -178,6 +179,40 @@ TEST_CASE("gpt-oss: sinks, sliding and full layers, MXFP4 experts") {
   CHECK(c.experts_per_token == 4);
 }
 
+TEST_CASE("Gemma 2 and Gemma 3: windowed layers from layer_types, else every other one or five of six") {
+  ModelConfig g2 = load_hf_config(fixture("google/gemma-2-9b-it"));
+  CHECK(g2.architecture == Architecture::gemma2);
+  CHECK(g2.sliding_window == 4096);
+  CHECK(g2.sliding_layers.size() == 21);  // Gemma2Config: layers 0, 2, ..., 40
+  CHECK(g2.sliding_layers.back() == 40);
+  CHECK(g2.tie_word_embeddings);          // absent: Gemma2Config's default
+  CHECK(g2.head_dim == 256);
+  ModelConfig g3 = load_hf_config(fixture("google/gemma-3-1b-it"));
+  CHECK(g3.architecture == Architecture::gemma3_text);
+  CHECK(g3.sliding_window == 512);
+  CHECK(g3.sliding_layers.size() == 22);  // sliding_window_pattern 6: full at 5, 11, 17, 23
+  CHECK(g3.has_qk_norm());
+  // layer_types, when written, decides; a wrong length or entry is an error naming the key.
+  const std::string gemma = R"({"model_type": "gemma3_text", "hidden_size": 64, "intermediate_size": 128,
+    "num_hidden_layers": 3, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 32, "vocab_size": 100,
+    "max_position_embeddings": 256, "sliding_window": 16)";
+  ModelConfig listed = load_hf_config(write_config("gemma-types", gemma + R"(, "layer_types": ["full_attention",
+    "sliding_attention", "full_attention"]})"));
+  CHECK(listed.sliding_layers == std::vector<int>{1});
+  CHECK_THROWS_WITH(load_hf_config(write_config("gemma-types-short", gemma + R"(, "layer_types": ["full_attention"]})")),
+                    Catch::Contains("key 'layer_types': expected a list of 3 entries (num_hidden_layers), got 1"));
+  CHECK_THROWS_WITH(load_hf_config(write_config("gemma-no-window", R"({"model_type": "gemma2", "hidden_size": 64,
+    "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1,
+    "head_dim": 32, "vocab_size": 100, "max_position_embeddings": 256})")),
+                    Catch::Contains("key 'sliding_window' is missing (model_type 'gemma2' needs it)"));
+  // The multimodal Gemma 3 says what to give instead; Llama 4 is not supported.
+  CHECK_THROWS_WITH(load_hf_config(write_config("gemma3-mm", R"({"model_type": "gemma3"})")),
+                    Catch::Contains("model_type 'gemma3' is Gemma 3's multimodal model, whose vision tower is not modelled"));
+  CHECK_THROWS_WITH(load_hf_config(write_config("llama4", R"({"model_type": "llama4"})")),
+                    Catch::Contains("model_type 'llama4' is not supported (supported: llama, qwen2, qwen3, qwen3_moe, "
+                                    "mixtral, deepseek_v3, mistral, deepseek_v2, gpt_oss, gemma2, gemma3_text)"));
+}
+
 TEST_CASE("architectures names the model when model_type is absent") {
   ModelConfig c = load_hf_config(write_config("no-type", R"({"architectures": ["MixtralForCausalLM"],
     "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8,
@@ -220,18 +255,19 @@ TEST_CASE("malformed config.json files are errors naming the file and the key") 
   f = write_config("gpt2", R"({"model_type": "gpt2", "n_embd": 768})");
   CHECK(error_of(f) == f.string() +
                            ": model_type 'gpt2' is not supported (supported: llama, qwen2, qwen3, qwen3_moe, "
-                           "mixtral, deepseek_v3, mistral, deepseek_v2, gpt_oss)");
+                           "mixtral, deepseek_v3, mistral, deepseek_v2, gpt_oss, gemma2, gemma3_text)");
 
   f = write_config("arch", R"({"architectures": ["GPT2LMHeadModel"]})");
   CHECK(error_of(f) == f.string() +
                            ": architectures 'GPT2LMHeadModel' is not supported (supported: LlamaForCausalLM, "
                            "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, MixtralForCausalLM, "
-                           "DeepseekV3ForCausalLM, MistralForCausalLM, DeepseekV2ForCausalLM, GptOssForCausalLM)");
+                           "DeepseekV3ForCausalLM, MistralForCausalLM, DeepseekV2ForCausalLM, GptOssForCausalLM, "
+                          "Gemma2ForCausalLM, Gemma3ForCausalLM)");
 
   f = write_config("none", R"({"hidden_size": 512})");
   CHECK(error_of(f) == f.string() +
                            ": key 'model_type' is missing (supported: llama, qwen2, qwen3, qwen3_moe, mixtral, "
-                           "deepseek_v3, mistral, deepseek_v2, gpt_oss)");
+                           "deepseek_v3, mistral, deepseek_v2, gpt_oss, gemma2, gemma3_text)");
 
   f = write_config("nohidden", R"({"model_type": "llama", "num_hidden_layers": 2})");
   CHECK(error_of(f) == f.string() + ": key 'hidden_size' is missing (model_type 'llama' needs it)");

@@ -173,6 +173,19 @@ TEST_CASE("published checkpoint sizes: bf16 Llama-3.1-8B and MXFP4 gpt-oss-20b")
   CHECK(checkpoint_bytes(catalogue_model("gpt-oss-20b")) == 13'761'264'768);
 }
 
+TEST_CASE("published checkpoint sizes: bf16 Gemma-2-9B-it and Gemma-3-1B-it, embeddings tied") {
+  // total_size of google/gemma-2-9b-it's model.safetensors.index.json: 9,241,705,984 bf16
+  // parameters, the Gemma 2 report's 917,504,000 embedding + 8,324,201,984 non-embedding (four
+  // RMSNorms per layer, no lm_head).
+  CHECK(checkpoint_bytes(catalogue_model("gemma-2-9b-it")) == 18'483'411'968);
+  // google/gemma-3-1b-it: 999,885,952 bf16 parameters, the Gemma 3 report's 302M embedding + 698M
+  // non-embedding (q_norm and k_norm of 256 per layer).
+  WeightOptions o;
+  o.pad_vocab = false;
+  CHECK(model_weights(catalogue_model("gemma-3-1b-it"), o).parameters == 999'885'952);
+  CHECK(checkpoint_bytes(catalogue_model("gemma-3-1b-it")) == 2 * Bytes{999'885'952});
+}
+
 TEST_CASE("MXFP4 experts as vLLM allocates them: padded to 64 per rank, biases in bf16") {
   auto w = by_name(weights_at("gpt-oss-20b", 1));
   CHECK(w.at("model.layers.0.mlp.experts.w13_weight").shape == Shape{32, 2 * 2880, 2880 / 2});
