@@ -384,7 +384,7 @@ TEST_CASE("vLLM ROCM_AITER_MLA holds its decode buffers under full graphs: 640 M
                     "'DeepSeek-V3' at tp 4 has 32");
 }
 
-TEST_CASE("vLLM 0.6 (V0) counts the CUDA context and other processes as non-torch memory; current counts growth") {
+TEST_CASE("vLLM 0.6 (V0) counts the CUDA context and other processes as non-torch memory, current counts growth") {
   Deployment d = on("h100-sxm-80gb");
   d.other_processes = 2 * GiB;
   VllmConfig v1;
@@ -445,7 +445,7 @@ TEST_CASE("vLLM versions: parsed by name, an unknown one lists the modelled ones
                     "vllm version 0.6: model 'DeepSeek-V3' uses MLA, which this simulator models only for vLLM current");
 }
 
-TEST_CASE("LightLLM 3.0.0 holds one [size, 2·Hkv, D] tensor per layer; current one [L, size + 1, 2·Hkv, D]") {
+TEST_CASE("LightLLM 3.0.0 holds one size × 2·Hkv × D tensor per layer, current one L × (size + 1) × 2·Hkv × D tensor") {
   const Deployment d = on("h100-sxm-80gb");  // Llama-3.1-8B: 32 layers × 2 × 8 × 128 × 2 B = 4 KiB a token a layer
   LightllmConfig old_config;
   old_config.version = LightllmVersion::v3_0_0;

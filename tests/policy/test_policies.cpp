@@ -117,7 +117,7 @@ TEST_CASE("workspace_aware: the three-region solve equals a brute-force search")
   }
 }
 
-TEST_CASE("profiled equals vLLM's own accounting; fragmentation_buffer gives up max(150 MiB, 2 × fragmentation)") {
+TEST_CASE("profiled equals vLLM's own accounting, and fragmentation_buffer gives up max(150 MiB, 2 × fragmentation)") {
   engine::Deployment d = on("h100-sxm-80gb");
   engine::VllmConfig c;
   engine::StartupResult own = engine::start_engine(d, c);
@@ -209,7 +209,7 @@ TEST_CASE("auto_profile: shrinks 5% exactly as often as its stress needs, and gi
   INFO("retries needed at 5%: " << retries);
 }
 
-TEST_CASE("workspace_cap bounds aiter's partitions by the KV capacity; release_on_oom holds a canary") {
+TEST_CASE("workspace_cap bounds aiter's partitions by the KV capacity, and release_on_oom holds a canary") {
   engine::Deployment d = on("mi300x");
   d.other_processes = 165 * GiB;
   engine::SglangConfig c;

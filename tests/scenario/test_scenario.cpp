@@ -80,7 +80,7 @@ TEST_CASE("scenario: engine knobs under each engine's names") {
   CHECK(std::get<engine::LightllmConfig>(l.engine).batch_max_tokens == 4096);
 }
 
-TEST_CASE("scenario: engine.version picks a modelled version; the newest by default; others are errors") {
+TEST_CASE("scenario: engine.version picks a modelled version (the newest by default) and others are errors") {
   Scenario v0 = parse_scenario(kBase + "engine: {kind: vllm, version: 0.6}\n", "x.yaml", "/tmp");
   CHECK(std::get<engine::VllmConfig>(v0.engine).version == engine::VllmVersion::v0_6);
   Scenario v1 = parse_scenario(kBase + "engine: {kind: vllm}\n", "x.yaml", "/tmp");
