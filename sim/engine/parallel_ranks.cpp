@@ -67,8 +67,10 @@ void check_parallelism(const Deployment& d, const ParallelRules& rules, std::str
     if (rules.ep_divides_tp && d.tp % p.ep != 0)
       refuse("ep", fmt::format("{} {} ({}) must divide the tensor parallel size ({})", engine, rules.ep_flag, p.ep, d.tp));
   }
+  // TP alone: the model's own InputError, which the scenario names at model.tp.
+  model::tensor_parallel_shard(d.model, d.tp);
   // The shapes of every stage must fit the model (heads, widths, experts, layers): the model's own
-  // message, named at the parallel size that broke it (TP alone was checked with model.tp).
+  // message, named at the parallel size that broke it.
   try {
     for (int s = 0; s < p.pp; ++s) model::rank_shard(d.model, rank_placement(d, rules, s, 0));
   } catch (const EngineConfigError&) {
@@ -128,10 +130,13 @@ SimulatedRank most_loaded_rank(const Deployment& d, const ParallelRules& rules, 
                       shard.has_embedding ? ", the embedding" : "", shard.has_lm_head ? ", the final norm and lm_head" : "",
                       format_bytes(best_weights), format_bytes(d.total()));
   if (best.placement.moe_ep > 1) {
-    const std::string experts = fmt::format(
-        "expert-parallel rank 0 holds {} of {} experts (determine_expert_map gives one more to the first {} % {} "
-        "ranks)",
-        shard.local_experts, d.model.experts, d.model.experts, best.placement.moe_ep);
+    const int ep = best.placement.moe_ep;
+    const std::string experts =
+        d.model.experts % ep == 0
+            ? fmt::format("each expert-parallel rank holds {} of {} experts", shard.local_experts, d.model.experts)
+            : fmt::format("expert-parallel rank 0 holds {} of {} experts (determine_expert_map gives one more to the "
+                          "first {} % {} ranks)",
+                          shard.local_experts, d.model.experts, d.model.experts, ep);
     why = why.empty() ? experts : why + "; " + experts;
   }
   if (why.empty()) why = "every rank holds the same shapes; rank 0 stands for all";

@@ -168,7 +168,7 @@ TEST_CASE("start-ups with the communicators' memory: vLLM keeps its KV and loses
   CHECK(lost <= static_cast<std::int64_t>((comm - 9'633'792 + 20 * MiB) / cell) + 1);
 }
 
-TEST_CASE("a pipeline stage serves its own layers; only the last one samples") {
+TEST_CASE("a pipeline stage serves its own layers and only the last one samples") {
   Deployment d = on("h100-sxm-80gb", "Llama-3.1-8B");
   d.parallel.pp = 2;
   VllmConfig v;
