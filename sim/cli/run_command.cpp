@@ -86,6 +86,12 @@ void print_startup(const scenario::Scenario& sc, const engine::StartupResult& st
              format_bytes(b.request_pool), format_bytes(b.graph_pool), format_bytes(b.non_torch));
   fmt::print("  device free      {} after start-up (torch reserved {})\n", format_bytes(b.device_free),
              format_bytes(b.reserved));
+  // A multi-GPU deployment: the rank simulated, why, and its communicators' memory (§9).
+  const engine::ParallelStartup& p = st.parallel;
+  if (!p.communicators.communicators.empty() || p.placement.pp > 1 || p.placement.moe_ep > 1)
+    fmt::print("  rank             {}: {}; NCCL {} in {} communicators, custom all-reduce {} + {} rank_data\n", p.rank,
+               p.why, format_bytes(p.communicators.nccl), p.communicators.communicators.size(),
+               format_bytes(p.communicators.custom_all_reduce), format_bytes(p.communicators.custom_all_reduce_rank_data));
 }
 
 void print_serving(const report::Outcome& s) {

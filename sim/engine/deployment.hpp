@@ -11,6 +11,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/device/gpu_profile.hpp"
+#include "sim/engine/parallel_ranks.hpp"
 #include "sim/model/model_config.hpp"
 
 namespace headroom::engine {
@@ -20,12 +21,16 @@ namespace headroom::engine {
 // growth of 0.07 GiB (vllm#21489). A scenario parameter: older GPUs and releases use less.
 inline constexpr Bytes kDefaultNonTorchGrowth = 64 * MiB;
 
-// One rank of a deployment: the model, the GPU, the tensor-parallel size, and what the GPU holds
-// before the engine starts.
+// One rank of a deployment: the model, the GPU, the tensor-parallel size and the other parallel
+// sizes, the rank simulated, and what the GPU holds before the engine starts.
 struct Deployment {
   model::ModelConfig model;
   device::GpuProfile gpu;
   int tp = 1;
+  Parallelism parallel;  // pp, dp, ep and the communicators' parameters (parallel_ranks.hpp)
+  // The rank simulated (place_rank, engine_registry.hpp); absent: plain tensor parallelism, every
+  // rank alike.
+  std::optional<SimulatedRank> simulated_rank;
   // Capacity this process sees (cudaDeviceProp::totalGlobalMem; a MIG slice or a different
   // driver). Absent: the profile's capacity.
   std::optional<Bytes> visible;
@@ -37,6 +42,9 @@ struct Deployment {
   bool check_allocator_each_operation = false;
 
   Bytes total() const { return visible ? *visible : gpu.capacity_bytes; }
+  model::RankPlacement placement() const {
+    return simulated_rank ? simulated_rank->placement : model::RankPlacement::tensor_parallel(tp);
+  }
 };
 
 // A knob resolve() or start-up rejects. `key` is the knob's name (as in a scenario's `engine`

@@ -145,14 +145,16 @@ bool in_list(std::string_view values, std::string_view v) {
   return false;
 }
 
-void set_knob(ImportedCommandLine& out, KnobSetting k) {
-  for (KnobSetting& old : out.knobs)
+void set_setting(std::vector<KnobSetting>& settings, KnobSetting k) {
+  for (KnobSetting& old : settings)
     if (old.key == k.key) {
       old = std::move(k);  // argparse: the last occurrence wins
       return;
     }
-  out.knobs.push_back(std::move(k));
+  settings.push_back(std::move(k));
 }
+
+void set_knob(ImportedCommandLine& out, KnobSetting k) { set_setting(out.knobs, std::move(k)); }
 
 // The value words of the flag at `flag_at` (up to `last`), or its "=value", shown as "...".
 void hide_values(std::vector<std::string>& shown, std::size_t flag_at, std::size_t last, bool inline_value) {
@@ -325,6 +327,12 @@ ImportedCommandLine read_engine_command_line(std::span<const std::string> words,
         break;
       case FlagUse::tp:
         out.tp = std::stoll(knob_value(what, flag, values.front(), FlagValue::whole, 1, ""));
+        break;
+      case FlagUse::parallel:
+        set_setting(out.parallel, KnobSetting{std::string(f.target),
+                                              {knob_value(what, flag, values.front(), f.value, f.min, f.values)},
+                                              false,
+                                              flag});
         break;
       case FlagUse::knob: {
         KnobSetting k{std::string(f.target), {}, f.form == FlagForm::values, flag};

@@ -31,6 +31,7 @@ struct ImportedCommandLine {
   std::string model_flag;  // what gave it: "--model-path", or "MODEL" (vllm serve's argument)
   std::optional<std::int64_t> tp;
   std::vector<KnobSetting> knobs;  // in the order the command line first sets them
+  std::vector<KnobSetting> parallel;  // the `parallel:` keys the flags set, likewise
   std::optional<std::string> allocator;  // PYTORCH_CUDA_ALLOC_CONF
   // Flags and environment variables that change neither memory nor time (names only: their values
   // may be secrets), and unmodelled flags given the value that changes nothing.

@@ -14,6 +14,8 @@ enum class FlagUse {
   knob,        // sets the scenario's engine knob `target`
   model,       // the model: a catalogue name, a Hub id or a local folder holding config.json
   tp,          // the tensor-parallel size (the scenario's model.tp)
+  parallel,    // sets the scenario's `parallel.<target>` (pp, dp, ep, dp_attention, custom_all_reduce); a
+               // boolean `ep` flag (vLLM --enable-expert-parallel) spans every tp × dp rank
   ignored,     // changes neither memory nor time (ports, logging, API keys, ...)
   unmodelled,  // changes memory in a way headroom does not model: an error, unless its value is one of `values`
 };
@@ -43,7 +45,7 @@ struct EngineFlag {
   FlagUse use = FlagUse::ignored;
   FlagForm form = FlagForm::value;
   FlagValue value = FlagValue::text;
-  std::string_view target;  // FlagUse::knob: the scenario key under `engine:`
+  std::string_view target;  // FlagUse::knob: the scenario key under `engine:`; FlagUse::parallel: under `parallel:`
   std::int64_t min = 1;     // whole numbers: the smallest the knob takes
   // FlagValue::choice: the engine's values headroom models, mapped to the knob's ("pytorch=native").
   // FlagUse::unmodelled: the values that change nothing ("1" for a parallel size, "auto" for a dtype,
@@ -55,6 +57,10 @@ struct EngineFlag {
 // The rows of a table, each kind with only what it needs.
 constexpr EngineFlag model_flag(std::string_view names) { return {names, FlagUse::model, FlagForm::value, FlagValue::text, "", 1, "", ""}; }
 constexpr EngineFlag tp_flag(std::string_view names) { return {names, FlagUse::tp, FlagForm::value, FlagValue::whole, "", 1, "", ""}; }
+constexpr EngineFlag parallel_flag(std::string_view names, std::string_view key, FlagValue value,
+                                   FlagForm form = FlagForm::value, std::string_view values = "") {
+  return {names, FlagUse::parallel, form, value, key, 1, values, ""};
+}
 constexpr EngineFlag knob_flag(std::string_view names, std::string_view knob, FlagValue value,
                                FlagForm form = FlagForm::value, std::int64_t min = 1, std::string_view values = "") {
   return {names, FlagUse::knob, form, value, knob, min, values, ""};

@@ -12,6 +12,7 @@
 #include "sim/core/yaml_section.hpp"
 #include "sim/engine/engine_config.hpp"
 #include "sim/engine/engine_flags.hpp"
+#include "sim/engine/parallel_ranks.hpp"
 #include "sim/engine/scheduler.hpp"
 #include "sim/engine/startup.hpp"
 
@@ -37,6 +38,7 @@ struct EngineTraits {
   // messages that tell a user what to change.
   std::string_view capacity_flags;
   model::KvPoolRules kv_pool;  // the layouts its KV pool offers (model/kv_layout.hpp)
+  ParallelRules parallel;      // how it forms its parallel groups (parallel_ranks.hpp)
   // The FlashInfer float workspace it allocates once (§5); nullopt where the size is not known.
   std::optional<Bytes> flashinfer_workspace;
 

@@ -43,9 +43,9 @@ inline void require_range(std::string_view engine, std::string_view field, std::
 }
 
 // The KV layout the engine would use: an InputError for a dtype the model cannot use names the knob.
-inline model::KvLayout checked_kv_layout(const Deployment& d, model::Engine engine, model::KvCacheDtype dtype, int tp) {
+inline model::KvLayout checked_kv_layout(const Deployment& d, model::Engine engine, model::KvCacheDtype dtype) {
   try {
-    return model::kv_layout(d.model, engine_traits(engine).kv_pool, dtype, tp);
+    return model::kv_layout(d.model, engine_traits(engine).kv_pool, dtype, d.placement());
   } catch (const EngineConfigError&) {
     throw;
   } catch (const InputError& e) {

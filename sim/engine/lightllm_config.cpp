@@ -82,7 +82,7 @@ std::vector<FilledDefault> resolve(LightllmConfig& c, const Deployment& d) {
   require_range("lightllm", "graph_max_len_in_batch", *c.graph_max_len_in_batch, 1, limits::kMaxContextTokens);
   if (c.max_total_token_num)
     require_range("lightllm", "max_total_token_num", *c.max_total_token_num, 1, limits::kMaxKvTokens);
-  checked_kv_layout(d, model::Engine::lightllm, model::KvCacheDtype::model, d.tp);
+  checked_kv_layout(d, model::Engine::lightllm, model::KvCacheDtype::model);
   return filled;
 }
 

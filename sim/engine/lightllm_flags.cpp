@@ -18,6 +18,9 @@ constexpr std::array<std::string_view, 1> kLaunchers = {"python -m lightllm.serv
 constexpr EngineFlag kFlags[] = {
     model_flag("--model_dir"),
     tp_flag("--tp"),
+    // Parallelism (docs/scenario.md `parallel:`): --dp is data-parallel attention inside --tp.
+    parallel_flag("--dp", "dp", V::whole),
+    parallel_flag("--disable_custom_allreduce", "custom_all_reduce", V::choice, F::store_true, "true=false"),
     // Knobs headroom models (docs/scenario.md, LightLLM).
     knob_flag("--mem_fraction", "mem_fraction", V::fraction),
     knob_flag("--max_total_token_num", "max_total_token_num", V::whole),
@@ -34,7 +37,6 @@ constexpr EngineFlag kFlags[] = {
     // Memory headroom does not model: an error unless the value is the one that changes nothing.
     unmodelled_flag("--quant_type", "quantised weights and kernels", "none"),
     unmodelled_flag("--data_type", "the weights' dtype; headroom takes the model's"),
-    unmodelled_flag("--dp", "data-parallel ranks", "1"),
     unmodelled_flag("--nnodes", "ranks on other nodes", "1"),
     unmodelled_flag("--run_mode", "disaggregated prefill and decode", "normal"),
     unmodelled_flag("--mtp_mode", "a draft model for multi-token prediction"),

@@ -59,7 +59,8 @@ class LightllmStartup {
   }
 
   StartupResult run() {
-    if (init_weights() && init_mem_manager() && check_mem_size() && init_req_manager() && init_cudagraph() &&
+    // init_distributed_env before the model (§9).
+    if (init_distributed(r_, d_) && init_weights() && init_mem_manager() && check_mem_size() && init_req_manager() && init_cudagraph() &&
         check_max_len_infer() && allocate_canary(r_, d_, directives_.canary)) {
       r_.ok = true;
       r_.stage = StartupStage::serving;
@@ -99,7 +100,7 @@ class LightllmStartup {
   // _init_mem_manager (§3): one tensor [L, size + 1, 2·Hkv, D] (MLA: [L, size + 1, 1, 576]), sized by
   // mem_fraction, max_total_token_num, or a start-up policy.
   bool init_mem_manager() {
-    layout_ = model::kv_layout(d_.model, engine_traits(model::Engine::lightllm).kv_pool, model::KvCacheDtype::model, d_.tp);
+    layout_ = model::kv_layout(d_.model, engine_traits(model::Engine::lightllm).kv_pool, model::KvCacheDtype::model, d_.placement());
     f_.cell = layout_.bytes_per_token;
     std::int64_t tokens = c_.max_total_token_num
                               ? *c_.max_total_token_num

@@ -34,6 +34,9 @@ const EngineTraits& lightllm_traits() {
       .capacity_flags = "--batch_max_tokens, --graph_max_batch_size, --visual_infer_batch_size, "
                         "--max_total_token_num or --mem_fraction",
       .kv_pool = {.engine = "lightllm", .fp8_ds_mla = false},
+      // lightllm/server/api_cli.py (v1.2.0): --dp is data-parallel attention inside --tp (DeepSeek
+      // models); no pipeline stages; the custom all-reduce adapted from vLLM's.
+      .parallel = {.pp_flag = "", .dp_flag = "--dp", .ep_flag = "", .dp_attention_flag = "", .dp_always_attention = true},
       .flashinfer_workspace = std::nullopt,
       .fraction = [](const EngineConfig& c) { return of(c).mem_fraction; },
       .started_fraction = [](const StartupResult& st) { return of(st.config).mem_fraction; },

@@ -34,7 +34,9 @@ const model::AllocationProgram& Server::program_for(const StepPlan& plan, bool g
   model::AllocationProgram program;
   if (graph_replay) {
     // The captured graph reuses the addresses it got at capture: only the eager sampler allocates.
-    program = model::sampler_program(*options_.model, plan.seqs(), options_.tp, options_.sampler);
+    // Only the last pipeline stage samples.
+    if (model::runs_sampler(options_.forward))
+      program = model::sampler_program(*options_.model, plan.seqs(), options_.tp, options_.sampler);
   } else {
     model::ForwardShape shape{plan.total_tokens, plan.seqs(), plan.decode_seqs, options_.tp};
     program = model::step_program(*options_.model, shape, options_.forward, options_.sampler);

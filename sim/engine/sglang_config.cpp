@@ -38,7 +38,7 @@ SglangGpuDefaults sglang_gpu_defaults(std::optional<double> gpu_mem_mib, int tp)
 }
 
 double sglang_reserved_memory_mib(double gpu_mem_mib, int tp, std::int64_t chunked_prefill_size,
-                                  int cuda_graph_max_bs, int pp, std::int64_t max_prefill_tokens) {
+                                  int cuda_graph_max_bs, int pp, std::int64_t max_prefill_tokens, int dp_attention_dp) {
   // §2.1: 512 MiB of constant metadata, 1.5 MiB per prefill token (at least 2048), 2 MiB per
   // graph batch size, 1 GiB per 8 ranks; at least 10 GiB on GPUs above 60 GiB.
   std::int64_t prefill = chunked_prefill_size > 0 ? chunked_prefill_size : max_prefill_tokens;
@@ -46,6 +46,11 @@ double sglang_reserved_memory_mib(double gpu_mem_mib, int tp, std::int64_t chunk
   reserved += static_cast<double>(std::max<std::int64_t>(prefill, 2048)) * 1.5;
   reserved += static_cast<double>(cuda_graph_max_bs) * 2.0;
   reserved += static_cast<double>(tp) * static_cast<double>(pp) / 8.0 * 1024.0;
+  // server_args.py _handle_gpu_memory_settings (PR #10975): DP attention pads its batches.
+  if (dp_attention_dp > 0) {
+    reserved += static_cast<double>(cuda_graph_max_bs) * dp_attention_dp * 3.0;
+    if (cuda_graph_max_bs > 300) reserved += static_cast<double>(cuda_graph_max_bs) * dp_attention_dp * 1.5;
+  }
   if (gpu_mem_mib > 60 * 1024) reserved = std::max(reserved, 10.0 * 1024);
   return reserved;
 }
@@ -113,7 +118,8 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
 
   if (!c.mem_fraction_static) {
     double reserved = sglang_reserved_memory_mib(*c.gpu_memory_capacity_mib, d.tp, *c.chunked_prefill_size,
-                                                 *c.cuda_graph_max_bs, 1, c.max_prefill_tokens);
+                                                 *c.cuda_graph_max_bs, d.parallel.pp, c.max_prefill_tokens,
+                                                 d.parallel.dp_attention ? d.parallel.dp : 0);
     c.mem_fraction_static =
         std::round((*c.gpu_memory_capacity_mib - reserved) / *c.gpu_memory_capacity_mib * 1000.0) / 1000.0;
     filled.push_back({"mem_fraction_static", fmt::format("{}", *c.mem_fraction_static),
@@ -157,7 +163,7 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
     require_sizes("sglang", "cuda_graph_bs", *c.cuda_graph_bs);
     c.cuda_graph_bs = sorted_unique(*c.cuda_graph_bs);
   }
-  checked_kv_layout(d, model::Engine::sglang, c.kv_cache_dtype, d.tp);  // throws for a dtype the model cannot use
+  checked_kv_layout(d, model::Engine::sglang, c.kv_cache_dtype);  // throws for a dtype the model cannot use
   return filled;
 }
 

@@ -48,10 +48,12 @@ struct SglangGpuDefaults {
 SglangGpuDefaults sglang_gpu_defaults(std::optional<double> gpu_mem_mib, int tp);
 
 // §2.1: reserved_MiB = 512 + 1.5 × max(chunked_prefill_size, 2048) + 2 × cuda_graph_max_bs
-// + tp × pp / 8 × 1024, at least 10,240 above 60 GiB of GPU memory. Chunked prefill off
-// (chunked_prefill_size ≤ 0): max_prefill_tokens takes its place.
+// + tp × pp / 8 × 1024, with DP attention + 3 × cuda_graph_max_bs × dp (+ 1.5 × that × dp above 300),
+// at least 10,240 above 60 GiB of GPU memory. Chunked prefill off (chunked_prefill_size ≤ 0):
+// max_prefill_tokens takes its place. `dp_attention_dp`: dp under --enable-dp-attention, else 0.
 double sglang_reserved_memory_mib(double gpu_mem_mib, int tp, std::int64_t chunked_prefill_size,
-                                  int cuda_graph_max_bs, int pp = 1, std::int64_t max_prefill_tokens = 16384);
+                                  int cuda_graph_max_bs, int pp = 1, std::int64_t max_prefill_tokens = 16384,
+                                  int dp_attention_dp = 0);
 
 // §2.1: MFS = round((gpu_mem − reserved) / gpu_mem, 3); 0.88 when the GPU memory is unknown.
 // chunked_prefill_size and cuda_graph_max_bs default to the §2.1 table for this GPU.

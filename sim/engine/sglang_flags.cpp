@@ -19,6 +19,12 @@ constexpr std::array<std::string_view, 1> kLaunchers = {"python -m sglang.launch
 constexpr EngineFlag kFlags[] = {
     model_flag("--model-path --model"),
     tp_flag("--tp-size --tensor-parallel-size --tp"),
+    // Parallelism (docs/scenario.md `parallel:`).
+    parallel_flag("--pp-size --pipeline-parallel-size", "pp", V::whole),
+    parallel_flag("--dp-size --data-parallel-size --dp", "dp", V::whole),
+    parallel_flag("--ep-size --expert-parallel-size --ep", "ep", V::whole),
+    parallel_flag("--enable-dp-attention", "dp_attention", V::boolean, F::store_true),
+    parallel_flag("--disable-custom-all-reduce", "custom_all_reduce", V::choice, F::store_true, "true=false"),
     // Knobs headroom models (docs/scenario.md, SGLang).
     knob_flag("--mem-fraction-static", "mem_fraction_static", V::fraction),
     knob_flag("--chunked-prefill-size", "chunked_prefill_size", V::whole, F::value, -1),
@@ -37,12 +43,8 @@ constexpr EngineFlag kFlags[] = {
     // Memory headroom does not model: an error unless the value is the one that changes nothing.
     unmodelled_flag("--quantization", "quantised weights and kernels"),
     unmodelled_flag("--dtype", "the weights' dtype; headroom takes the model's", "auto"),
-    unmodelled_flag("--dp-size --data-parallel-size --dp", "data-parallel ranks", "1"),
-    unmodelled_flag("--pp-size --pipeline-parallel-size", "pipeline stages", "1"),
-    unmodelled_flag("--ep-size --expert-parallel-size --ep", "expert parallelism", "1"),
     unmodelled_flag("--dcp-size --decode-context-parallel-size", "decode context parallelism", "1"),
     unmodelled_flag("--nnodes", "ranks on other nodes", "1"),
-    unmodelled_flag("--enable-dp-attention", "data-parallel attention", "", F::store_true),
     unmodelled_flag("--enable-dp-lm-head", "data-parallel attention", "", F::store_true),
     unmodelled_flag("--moe-a2a-backend", "expert-parallel all-to-all buffers", "none"),
     unmodelled_flag("--deepep-mode", "expert-parallel all-to-all buffers"),

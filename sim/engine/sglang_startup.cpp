@@ -76,7 +76,9 @@ class SglangStartup {
   }
 
   StartupResult run() {
-    if (load_model() && init_memory_pool() && init_cublas() && init_attention_backend() && init_device_graphs() &&
+    // ModelRunner.init_torch_distributed runs before the weights; the free memory it returns (the
+    // minimum over ranks) is already net of the communicators' buffers (§2.2, §9).
+    if (init_distributed(r_, d_) && load_model() && init_memory_pool() && init_cublas() && init_attention_backend() && init_device_graphs() &&
         allocate_canary(r_, d_, directives_.canary)) {
       r_.ok = true;
       r_.stage = StartupStage::serving;
@@ -103,7 +105,7 @@ class SglangStartup {
     if (f_.mem_fraction_static != *c_.mem_fraction_static)
       r_.log.push_back(fmt::format("aiter with context_length {} > 8192: mem_fraction_static {} -> {} (§2.5)",
                                    context_len_, *c_.mem_fraction_static, f_.mem_fraction_static));
-    layout_ = model::kv_layout(d_.model, engine_traits(model::Engine::sglang).kv_pool, c_.kv_cache_dtype, d_.tp);
+    layout_ = model::kv_layout(d_.model, engine_traits(model::Engine::sglang).kv_pool, c_.kv_cache_dtype, d_.placement());
     f_.cell_size = layout_.bytes_per_token;
     f_.rest_memory = static_cast<double>(f_.available_gpu_memory) -
                      static_cast<double>(f_.total_gpu_memory) * (1.0 - f_.mem_fraction_static);
@@ -151,7 +153,7 @@ class SglangStartup {
   Bytes workspace_for(std::int64_t kv_tokens) const {
     if (*c_.attention_backend == SglangAttentionBackend::flashinfer) return model::kSglangFlashInferWorkspace;
     std::int64_t reqs = c_.max_running_requests ? *c_.max_running_requests : sglang_max_num_reqs(kv_tokens, context_len_);
-    return aiter_workspace_bytes(reqs, d_.model.heads / d_.tp, d_.model.head_dim, workspace_context(kv_tokens));
+    return aiter_workspace_bytes(reqs, d_.model.heads / d_.placement().attn_tp, d_.model.head_dim, workspace_context(kv_tokens));
   }
 
   // A start-up policy's capacity in place of profile_max_num_token's (`tokens`).
@@ -173,7 +175,7 @@ class SglangStartup {
     if (*c_.attention_backend == SglangAttentionBackend::aiter && !c_.max_running_requests &&
         !directives_.cap_workspace_by_kv)
       in.clamped_workspace = ClampedWorkspace{
-          aiter_workspace_bytes(1, d_.model.heads / d_.tp, d_.model.head_dim, context_len_), context_len_};
+          aiter_workspace_bytes(1, d_.model.heads / d_.placement().attn_tp, d_.model.head_dim, context_len_), context_len_};
     return decide_kv_tokens(directives_, in, tokens);
   }
 
@@ -192,7 +194,7 @@ class SglangStartup {
     } else {
       // aiter's CK kernels return the log-sum-exp like flash-attn; the workspace is its own.
       r_.forward.attention = model::AttentionBackend::flash_attn;
-      r_.forward.attention_workspace = aiter_workspace_bytes(f_.max_num_reqs, d_.model.heads / d_.tp, d_.model.head_dim,
+      r_.forward.attention_workspace = aiter_workspace_bytes(f_.max_num_reqs, d_.model.heads / d_.placement().attn_tp, d_.model.head_dim,
                                                              workspace_context(r_.kv_tokens));
     }
     return allocate_attention_workspace(r_, d_, r_.forward.attention_workspace);

@@ -34,6 +34,13 @@ const EngineTraits& sglang_traits() {
       .fraction_of_free_memory = true,
       .capacity_flags = "--chunked-prefill-size, --cuda-graph-max-bs, --max-total-tokens or --mem-fraction-static",
       .kv_pool = {.engine = "sglang", .fp8_ds_mla = false},
+      // python/sglang/srt/server_args.py flags; layers/dp_attention.py: attention TP = tp / dp with
+      // --enable-dp-attention; moe_tp_size = tp / ep; custom_all_reduce.py for the TP group.
+      .parallel = {.pp_flag = "--pp-size",
+                   .dp_flag = "--dp-size",
+                   .ep_flag = "--ep-size",
+                   .dp_attention_flag = "--enable-dp-attention",
+                   .ep_divides_tp = true},
       .flashinfer_workspace = model::kSglangFlashInferWorkspace,
       // 0.88: §2.1's default when the GPU memory is unknown.
       .fraction = [](const EngineConfig& c) { return of(c).mem_fraction_static.value_or(0.88); },

@@ -62,9 +62,45 @@ void fail_oom(StartupResult& r, StartupStage stage, const alloc::OomInfo& oom, c
   fail(r, stage, oom.message(d.gpu.vendor == "amd"));
 }
 
+void place_rank(Deployment& d, const EngineConfig& config) {
+  const EngineTraits& traits = engine_traits(config);
+  check_parallelism(d, traits.parallel, traits.name);
+  d.simulated_rank.reset();
+  if (d.parallel.pp == 1 && d.parallel.dp == 1 && d.parallel.ep == 1) return;  // plain TP: every rank alike
+  d.simulated_rank = most_loaded_rank(d, traits.parallel, traits.kv_pool, traits.kv_cache_dtype(config));
+}
+
+bool init_distributed(StartupResult& r, const Deployment& d) {
+  ParallelStartup& p = r.parallel;
+  p.placement = d.placement();
+  p.rank = d.simulated_rank ? d.simulated_rank->rank : 0;
+  p.why = d.simulated_rank ? d.simulated_rank->why : "every rank holds the same shapes; rank 0 stands for all";
+  if (d.simulated_rank) r.forward.placement = p.placement;
+  p.communicators = communicator_memory(d, engine_traits(r.engine).parallel);
+  device::Device& gpu = *r.memory.device;
+  gpu.set_context_bytes(gpu.spec().context_bytes + p.communicators.outside_torch());
+  for (const Communicator& c : p.communicators.communicators)
+    r.log.push_back(fmt::format("NCCL communicator '{}' of {} ranks: {} of connection buffers", c.group, c.ranks,
+                                format_bytes(c.bytes)));
+  if (p.communicators.custom_all_reduce_rank_data > 0) {
+    alloc::CachingAllocator& a = *r.memory.allocator;
+    alloc::Block* b = a.malloc(p.communicators.custom_all_reduce_rank_data);
+    if (!b) {
+      fail_oom(r, StartupStage::memory_check, *a.last_oom(), d);
+      return false;
+    }
+    r.memory.custom_all_reduce_rank_data = b;
+    r.log.push_back(fmt::format("custom all-reduce: {} of IPC buffers, {} rank_data",
+                                format_bytes(p.communicators.custom_all_reduce),
+                                format_bytes(p.communicators.custom_all_reduce_rank_data)));
+  }
+  return true;
+}
+
 bool load_weights(StartupResult& r, const Deployment& d) {
   model::WeightOptions options;
   options.tp = d.tp;
+  if (d.simulated_rank) options.placement = d.simulated_rank->placement;
   model::WeightList list = model::model_weights(d.model, options);
   alloc::CachingAllocator& a = *r.memory.allocator;
   r.memory.weights.reserve(list.tensors.size());
@@ -219,7 +255,8 @@ StressMeasurement stress(StartupResult& r, const Deployment& d, std::int64_t pre
   } else if (decode_seqs > 0) {
     const bool graph = !r.graph_batch_sizes.empty() && decode_seqs <= r.graph_batch_sizes.back();
     model::AllocationProgram decode =
-        graph ? model::sampler_program(d.model, decode_seqs, d.tp, r.sampler)
+        graph ? (model::runs_sampler(r.forward) ? model::sampler_program(d.model, decode_seqs, d.tp, r.sampler)
+                                                : model::AllocationProgram{})
               : model::step_program(d.model, model::ForwardShape{decode_seqs, decode_seqs, decode_seqs, d.tp},
                                     r.forward, r.sampler);
     if (!run_eager(r, decode, run)) {

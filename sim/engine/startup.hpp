@@ -131,6 +131,17 @@ Bytes lightllm_req_to_token_bytes(std::int64_t running_max_req_size, std::int64_
 // caching allocator with its PYTORCH_CUDA_ALLOC_CONF, nothing allocated yet.
 ServingMemory make_serving_memory(const Deployment& deployment);
 
+// The distributed set-up every engine runs before it measures free memory (vLLM init_device
+// init_worker_distributed_environment, SGLang init_torch_distributed, LightLLM init_distributed_env):
+// the communicators' NCCL buffers and custom all-reduce IPC buffers join the memory outside
+// PyTorch, its rank_data goes through the caching allocator, and the forward programs get the
+// simulated rank's placement. false (and `r` failed) on OOM.
+bool init_distributed(StartupResult& r, const Deployment& deployment);
+
+// Validates the deployment's parallel sizes against the engine's rules (EngineConfigError naming
+// `parallel.<field>`) and picks the rank to simulate (parallel_ranks.hpp most_loaded_rank).
+void place_rank(Deployment& deployment, const EngineConfig& config);
+
 // Marks `r` failed at `stage` with `message`.
 void fail(StartupResult& r, StartupStage stage, std::string message);
 // Marks `r` failed at `stage` by a PyTorch OOM; the message is PyTorch's ("HIP" on AMD GPUs).

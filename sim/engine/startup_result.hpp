@@ -14,6 +14,7 @@
 #include "sim/allocator/caching_allocator.hpp"
 #include "sim/device/device.hpp"
 #include "sim/engine/engine_config.hpp"
+#include "sim/engine/parallel_ranks.hpp"
 #include "sim/model/forward_program.hpp"
 #include "sim/model/program_runner.hpp"
 #include "sim/model/sampler_program.hpp"
@@ -87,6 +88,14 @@ struct LightllmFigures {
 
 using EngineFigures = std::variant<VllmFigures, SglangFigures, LightllmFigures>;
 
+// The rank simulated and what its communicators hold (parallel_ranks.hpp, §9).
+struct ParallelStartup {
+  int rank = 0;               // global rank simulated
+  std::string why;            // why that rank stands for the deployment
+  model::RankPlacement placement;
+  CommunicatorMemory communicators;
+};
+
 // The simulated GPU after start-up: the serving loop runs its programs through `allocator`
 // with `slots` (which holds the engine's persistent buffers, e.g. attention workspaces).
 struct ServingMemory {
@@ -97,6 +106,7 @@ struct ServingMemory {
   std::vector<alloc::Block*> kv_cache;      // one per layer (vLLM), 2·L or L (SGLang), 1 (LightLLM)
   std::vector<alloc::Block*> request_pool;
   std::vector<alloc::Block*> engine_buffers;   // workspaces no forward program names (MLA prefill, MoE)
+  alloc::Block* custom_all_reduce_rank_data = nullptr;  // custom_all_reduce.py rank_data
   std::vector<alloc::Block*> graph_rng_state;  // seed and offset of the first graph, outside the pool
   std::optional<alloc::PoolId> graph_pool;
   alloc::Block* canary = nullptr;           // a policy's canary, held until released on an OOM
@@ -125,6 +135,7 @@ struct StartupResult {
   // What the serving forward passes use: attention backend and workspace, sampler path.
   model::ForwardOptions forward;
   model::SamplerOptions sampler;
+  ParallelStartup parallel;
   bool kv_sized_by_policy = false;     // a policy's sizer decided kv_tokens, not the engine's arithmetic
   std::vector<std::string> log;        // the engine's start-up log lines, in order
   ServingMemory memory;

@@ -207,7 +207,7 @@ std::vector<FilledDefault> resolve(VllmConfig& c, const Deployment& d) {
   if (c.num_gpu_blocks_override)
     require_range("vllm", "num_gpu_blocks_override", *c.num_gpu_blocks_override, 1, limits::kMaxKvBlocks);
   // Throws for a dtype the model cannot use.
-  const model::KvLayout layout = checked_kv_layout(d, model::Engine::vllm, c.kv_cache_dtype, d.tp);
+  const model::KvLayout layout = checked_kv_layout(d, model::Engine::vllm, c.kv_cache_dtype);
   if (c.kv_cache_memory_bytes && !c.num_gpu_blocks_override) {
     const Bytes page = model::vllm_page_size_bytes(layout, *c.block_size);
     const Bytes blocks =

@@ -20,6 +20,11 @@ constexpr std::array<std::string_view, 2> kLaunchers = {"vllm serve", "python -m
 constexpr EngineFlag kFlags[] = {
     model_flag("--model"),
     tp_flag("--tensor-parallel-size -tp"),
+    // Parallelism (docs/scenario.md `parallel:`): --enable-expert-parallel spans every tp × dp rank.
+    parallel_flag("--pipeline-parallel-size -pp", "pp", V::whole),
+    parallel_flag("--data-parallel-size -dp", "dp", V::whole),
+    parallel_flag("--enable-expert-parallel", "ep", V::boolean, F::optional_bool),
+    parallel_flag("--disable-custom-all-reduce", "custom_all_reduce", V::choice, F::optional_bool, "true=false false=true"),
     // Knobs headroom models (docs/scenario.md, vLLM).
     knob_flag("--gpu-memory-utilization", "gpu_memory_utilization", V::fraction),
     knob_flag("--max-num-seqs", "max_num_seqs", V::whole),
@@ -37,10 +42,7 @@ constexpr EngineFlag kFlags[] = {
     // Memory headroom does not model: an error unless the value is the one that changes nothing.
     unmodelled_flag("--quantization -q", "quantised weights and kernels", "None"),
     unmodelled_flag("--dtype", "the weights' dtype; headroom takes the model's", "auto"),
-    unmodelled_flag("--pipeline-parallel-size -pp", "pipeline stages", "1"),
-    unmodelled_flag("--data-parallel-size -dp", "data-parallel ranks", "1"),
     unmodelled_flag("--decode-context-parallel-size -dcp", "decode context parallelism", "1"),
-    unmodelled_flag("--enable-expert-parallel", "expert parallelism", "false", F::optional_bool),
     unmodelled_flag("--enable-eplb", "redundant experts", "false", F::optional_bool),
     unmodelled_flag("--eplb-config", "redundant experts"),
     unmodelled_flag("--num-redundant-experts", "redundant experts", "0"),
@@ -124,7 +126,7 @@ constexpr EngineFlag kFlags[] = {
     ignored_flag("--logits-processors", F::values), ignored_flag("--io-processor-plugin"),
     ignored_flag("--worker-cls"), ignored_flag("--worker-extension-cls"),
     ignored_flag("--ray-workers-use-nsight", F::optional_bool), ignored_flag("--max-parallel-loading-workers"),
-    ignored_flag("--disable-custom-all-reduce", F::optional_bool), ignored_flag("--distributed-executor-backend"),
+    ignored_flag("--distributed-executor-backend"),
     ignored_flag("--scheduling-policy"), ignored_flag("--scheduler-cls"), ignored_flag("--reasoning-parser"),
     ignored_flag("--structured-outputs-config"), ignored_flag("--guided-decoding-backend"),
     ignored_flag("--max-logprobs"), ignored_flag("--logprobs-mode"),

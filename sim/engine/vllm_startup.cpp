@@ -133,6 +133,10 @@ class VllmStartup {
 
   // init_device: the baseline snapshot and the utilisation check (§1.1).
   bool init_device() {
+    // Current V1 initialises the distributed environment before its snapshot, "so that NCCL buffers
+    // are allocated before we measure available memory" (gpu_worker.py init_device); V0 after
+    // recording the free memory, so its non-torch figure counts them (§9).
+    if (!init_distributed(r_, d_)) return false;
     const Bytes total = gpu().total();
     f_.free_at_start = gpu().free_bytes();
     f_.requested = static_cast<Bytes>(std::floor(static_cast<double>(total) * c_.gpu_memory_utilization));
@@ -161,7 +165,7 @@ class VllmStartup {
   // policy's decision in its place.
   bool determine_available_memory() {
     const model::KvLayout layout =
-        model::kv_layout(d_.model, engine_traits(model::Engine::vllm).kv_pool, c_.kv_cache_dtype, d_.tp);
+        model::kv_layout(d_.model, engine_traits(model::Engine::vllm).kv_pool, c_.kv_cache_dtype, d_.placement());
     f_.page_size = model::vllm_page_size_bytes(layout, block_);
     // The KV cache groups (§1.2b): group_size tensors, each shared by one layer of every group.
     groups_ = vllm_kv_cache_groups(d_.model, !c_.disable_hybrid_kv_cache_manager);
@@ -408,6 +412,8 @@ class VllmStartup {
 
   // _dummy_sampler_run after capture, over N requests; its blocks stay cached (§1.1).
   bool dummy_sampler_run() {
+    // compile_or_warm_up_model: only the last pipeline rank samples.
+    if (!model::runs_sampler(r_.forward)) return true;
     model::AllocationProgram sampler = model::sampler_program(d_.model, N_, d_.tp, r_.sampler);
     model::ProgramRun ran;
     if (run_eager(r_, sampler, ran)) return true;

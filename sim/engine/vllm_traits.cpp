@@ -40,6 +40,13 @@ const EngineTraits& vllm_traits() {
       .capacity_flags = "--max-num-batched-tokens, --max-num-seqs (the largest graph batch), "
                         "--num-gpu-blocks-override or --gpu-memory-utilization",
       .kv_pool = {.engine = "vllm", .fp8_ds_mla = true},
+      // vllm/engine/arg_utils.py flags; fused_moe/config.py FusedMoEParallelConfig.make flattens the
+      // MoE layers over dp × tp; custom_all_reduce.py for the TP group.
+      .parallel = {.pp_flag = "--pipeline-parallel-size",
+                   .dp_flag = "--data-parallel-size",
+                   .ep_flag = "--enable-expert-parallel",
+                   .dp_attention_flag = "",
+                   .moe_over_data_parallel = true},
       .flashinfer_workspace = model::kVllmFlashInferWorkspace,
       .fraction = [](const EngineConfig& c) { return of(c).gpu_memory_utilization; },
       .started_fraction = [](const StartupResult& st) { return of(st.config).gpu_memory_utilization; },

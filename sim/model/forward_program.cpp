@@ -78,7 +78,7 @@ constexpr Bytes kInt32 = 4;    // top-k ids, moe_align_block_size outputs
 class ForwardEmitter {
  public:
   ForwardEmitter(ProgramBuilder& b, const ModelConfig& m, const ForwardShape& s, const ForwardOptions& o)
-      : b_(b), m_(m), s_(s), o_(o), shard_(tensor_parallel_shard(m, s.tp)), e_(dtype_bytes(m.dtype)) {}
+      : b_(b), m_(m), s_(s), o_(o), shard_(o.placement ? rank_shard(m, *o.placement) : tensor_parallel_shard(m, s.tp)), e_(dtype_bytes(m.dtype)) {}
 
   std::uint32_t emit() {
     b_.set_layer(kNoLayer);
@@ -90,7 +90,9 @@ class ForwardEmitter {
     // update both in place.
     residual_ = b_.alloc(Tensor::residual, rows(s_.tokens, m_.hidden));
     hidden_ = b_.alloc(Tensor::hidden, rows(s_.tokens, m_.hidden));
-    for (int l = 0; l < m_.layers; ++l) layer(l);
+    // A pipeline stage runs its own layers; the first receives the embeddings, the others the
+    // previous stage's hidden states and residual, of the same shapes.
+    for (int l = shard_.first_layer; l < shard_.end_layer; ++l) layer(l);
     b_.set_layer(kNoLayer);
     // The final norm is in place; the residual dies when the model's forward returns.
     b_.free(residual_);
@@ -110,7 +112,7 @@ class ForwardEmitter {
     if (!o_.caller_holds_layer_input) b_.free(input);
     mlp_input_ = attn;
     std::uint32_t out =
-        m_.is_moe_layer(l) ? moe() : mlp(m_.intermediate / s_.tp, Tensor::gate_up, Tensor::act, Tensor::down);
+        m_.is_moe_layer(l) ? moe() : mlp(m_.intermediate / shard_.tp, Tensor::gate_up, Tensor::act, Tensor::down);
     if (out != attn) b_.free(attn);
     if (o_.caller_holds_layer_input) b_.free(input);
     hidden_ = out;
@@ -158,7 +160,7 @@ class ForwardEmitter {
     if (m_.shared_experts > 0) {
       // DeepseekV2MoE.forward runs the shared experts (a dense MLP n_shared × moe_I wide, TP-split)
       // first; their [T, H] output waits for the routed experts (§4c).
-      shared = mlp(std::int64_t{m_.shared_experts} * m_.moe_intermediate / s_.tp, Tensor::shared_gate_up,
+      shared = mlp(std::int64_t{m_.shared_experts} * m_.moe_intermediate / shard_.tp, Tensor::shared_gate_up,
                    Tensor::shared_act, Tensor::shared_out);
     }
     // The gate is replicated: router logits [T, E] in the activation dtype.
@@ -172,7 +174,7 @@ class ForwardEmitter {
     // fused_experts_impl: w13 has N = 2·moe_I/tp rows per rank, K = H; caches sized for
     // M = min(T, chunk): cache13 = M·k·max(N, K) (GEMM1 and GEMM2 outputs share it), cache2 =
     // M·k·N/2 (§4b).
-    std::int64_t N = 2 * std::int64_t{m_.moe_intermediate} / s_.tp, K = m_.hidden;
+    std::int64_t N = 2 * std::int64_t{m_.moe_intermediate} / shard_.moe_tp, K = m_.hidden;
     std::int64_t M = std::min(T, o_.moe_chunk_tokens);
     std::uint32_t cache13 = b_.alloc(Tensor::moe_cache13, count(M) * count(k) * count(std::max(N, K)) * e_);
     std::uint32_t cache2 = b_.alloc(Tensor::moe_cache2, count(M) * count(k) * count(N / 2) * e_);

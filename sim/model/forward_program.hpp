@@ -4,12 +4,14 @@
 // per tensor-parallel rank (heads and intermediate widths divided by TP), bf16 activations as
 // served. Where engines or versions differ the choice is a named option below.
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "sim/core/units.hpp"
 #include "sim/model/allocation_program.hpp"
 #include "sim/model/kv_layout.hpp"
 #include "sim/model/model_config.hpp"
+#include "sim/model/tensor_parallel.hpp"
 
 namespace headroom::model {
 
@@ -54,6 +56,10 @@ Bytes flashinfer_workspace_bytes(Engine engine);
 inline constexpr std::int64_t kVllmFusedMoeChunkSize = 32768;
 
 struct ForwardOptions {
+  // The rank's groups under pipeline, expert or data parallelism (tensor_parallel.hpp); absent:
+  // plain tensor parallelism of ForwardShape::tp. A pipeline stage runs its own layers and only
+  // the last one samples.
+  std::optional<RankPlacement> placement;
   // flash-attn: the varlen kernel allocates softmax_lse [Hq, T] fp32 and drops it (§4a).
   // flashinfer: no per-call buffer, a persistent workspace instead (attention_workspace).
   AttentionBackend attention = AttentionBackend::flash_attn;
@@ -84,6 +90,12 @@ struct ForwardOptions {
 // Appends one forward's ops to `builder` and returns the slot of the final hidden states, left
 // live (the sampler reads them). Every other transient is freed. Throws InputError for a bad
 // shape, a TP that does not fit the model, or options that contradict each other.
+// Whether this rank samples: only the last pipeline stage holds the lm_head (vLLM
+// gpu_model_runner: non-last ranks return IntermediateTensors, no logits).
+inline bool runs_sampler(const ForwardOptions& options) {
+  return !options.placement || options.placement->pp_rank == options.placement->pp - 1;
+}
+
 std::uint32_t emit_forward(ProgramBuilder& builder, const ModelConfig& model, const ForwardShape& shape,
                            const ForwardOptions& options);
 

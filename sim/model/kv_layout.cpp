@@ -68,9 +68,16 @@ KvLayout kv_layout(const ModelConfig& config, Engine engine, KvCacheDtype dtype,
 }
 
 KvLayout kv_layout(const ModelConfig& config, const KvPoolRules& pool, KvCacheDtype dtype, int tp) {
-  TensorParallelShard shard = tensor_parallel_shard(config, tp);
+  if (tp < 1) throw InputError(fmt::format("tensor parallel size must be at least 1, got {}", tp));
+  return kv_layout(config, pool, dtype, RankPlacement::tensor_parallel(tp));
+}
+
+KvLayout kv_layout(const ModelConfig& config, const KvPoolRules& pool, KvCacheDtype dtype, const RankPlacement& placement) {
+  TensorParallelShard shard = rank_shard(config, placement);
   KvLayout layout;
-  layout.layers = config.layers;
+  // vLLM, SGLang: a pipeline stage allocates KV for its own layers only (KV cache specs of the
+  // stage's attention layers).
+  layout.layers = shard.stage_layers();
   layout.mla = config.is_mla();
   layout.element_bytes = element_bytes(config, dtype);
   if (dtype == KvCacheDtype::fp8_ds_mla && (!pool.fp8_ds_mla || !layout.mla))

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "sim/model/model_config.hpp"
+#include "sim/model/tensor_parallel.hpp"
 
 namespace headroom::model {
 
@@ -28,7 +29,7 @@ struct KvPoolRules {
 };
 
 struct KvLayout {
-  int layers = 0;            // decoder layers holding KV (MTP modules excluded)
+  int layers = 0;            // decoder layers holding KV on this rank's stage (MTP modules excluded)
   bool mla = false;          // one latent "head" of kv_lora_rank + qk_rope_head_dim per token
   int kv_heads = 0;          // per rank: max(1, kv_heads / tp); 1 for MLA
   int head_dim = 0;          // elements per K (and per V) head; MLA: the latent width (576 for DeepSeek-V3)
@@ -40,6 +41,9 @@ struct KvLayout {
 // Throws InputError for a tp that does not fit the model and for fp8_ds_mla where the pool has no
 // such layout or the model no MLA.
 KvLayout kv_layout(const ModelConfig& config, const KvPoolRules& pool, KvCacheDtype dtype, int tp = 1);
+// One rank of a deployment with pipeline, expert or data parallelism: the KV heads of its attention
+// TP group, the decoder layers of its pipeline stage.
+KvLayout kv_layout(const ModelConfig& config, const KvPoolRules& pool, KvCacheDtype dtype, const RankPlacement& placement);
 // The same for an engine named by id: the model tests' spelling; sim/ passes the engine's rules.
 KvLayout kv_layout(const ModelConfig& config, Engine engine, KvCacheDtype dtype, int tp = 1);
 

@@ -10,7 +10,8 @@ AllocationProgram step_program(const ModelConfig& model, const ForwardShape& sha
                                      shape.seqs, shape.decode_seqs, shape.tp, sampler_kind_name(sampler.kind)),
                          model.layers);
   std::uint32_t hidden = emit_forward(builder, model, shape, forward);
-  emit_sampler(builder, model, shape.seqs, shape.tp, sampler);
+  if (runs_sampler(forward))
+    emit_sampler(builder, model, shape.seqs, forward.placement ? forward.placement->dense_tp : shape.tp, sampler);
   builder.free(hidden);
   return builder.finish();
 }

@@ -42,13 +42,20 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 class WeightBuilder {
  public:
   WeightBuilder(const ModelConfig& config, const WeightOptions& options)
-      : c_(config), o_(options), shard_(tensor_parallel_shard(config, options.tp)) {}
+      : c_(config),
+        o_(options),
+        shard_(options.placement ? rank_shard(config, *options.placement) : tensor_parallel_shard(config, options.tp)) {}
 
   WeightList build() {
-    embedding("model.embed_tokens");
-    for (int l = 0; l < c_.layers; ++l) decoder_layer(fmt::format("model.layers.{}.", l), l);
-    norm("model.norm", c_.hidden);
-    if (!c_.tie_word_embeddings) embedding("lm_head");
+    // Under pipeline parallelism a stage builds only its own layers (vllm models/utils.py
+    // make_layers: PPMissingLayer elsewhere); the embedding, final norm and lm_head where
+    // TensorParallelShard places them.
+    if (shard_.has_embedding) embedding("model.embed_tokens");
+    for (int l = shard_.first_layer; l < shard_.end_layer; ++l) decoder_layer(fmt::format("model.layers.{}.", l), l);
+    if (shard_.has_lm_head) {
+      norm("model.norm", c_.hidden);
+      if (!c_.tie_word_embeddings) embedding("lm_head");
+    }
     if (o_.include_mtp)
       for (int k = 0; k < c_.mtp_layers; ++k) mtp_layer(c_.layers + k);
     return std::move(list_);
@@ -201,7 +208,7 @@ class WeightBuilder {
     std::int64_t q = shard_.q_heads * d;
     std::int64_t kv = shard_.kv_heads * d;
     linear(p + "qkv_proj", q + 2 * kv, c_.hidden, true, c_.qkv_bias, 3);
-    linear(p + "o_proj", c_.hidden, q, true, c_.o_proj_bias, 1, q * shard_.tp);
+    linear(p + "o_proj", c_.hidden, q, true, c_.o_proj_bias, 1, q * shard_.attn_tp);
     // gpt_oss.py: one sink logit per query head on this rank, bfloat16.
     if (c_.attention_sinks) tensor(p + "sinks", {shard_.q_heads}, DType::bf16);
     if (c_.has_qk_norm()) {
@@ -227,7 +234,7 @@ class WeightBuilder {
     }
     norm(p + "kv_a_layernorm", c_.kv_lora_rank);
     linear(p + "kv_b_proj", heads * (c_.qk_nope_head_dim + c_.v_head_dim), c_.kv_lora_rank);
-    linear(p + "o_proj", c_.hidden, heads * c_.v_head_dim, true, false, 1, heads * c_.v_head_dim * shard_.tp);
+    linear(p + "o_proj", c_.hidden, heads * c_.v_head_dim, true, false, 1, heads * c_.v_head_dim * shard_.attn_tp);
   }
 
   // MergedColumnParallelLinear gate_up_proj [2 × I/tp, H]; RowParallelLinear down_proj [H, I/tp].
@@ -237,17 +244,20 @@ class WeightBuilder {
   }
 
   void moe(const std::string& p) {
-    std::int64_t e = c_.experts;
+    // The router sees every expert; the expert tensors hold this rank's experts only (EP).
+    const std::int64_t routed = c_.experts;
+    std::int64_t e = shard_.local_experts;
     // The router is a ReplicatedLinear built without quant_config: unquantized on every rank
     // (gpt-oss calls it `router` and gives it a bias).
-    linear(p + (c_.moe_bias ? "router" : "gate"), e, c_.hidden, false, c_.moe_bias);
+    linear(p + (c_.moe_bias ? "router" : "gate"), routed, c_.hidden, false, c_.moe_bias);
     // DeepSeek-V3's noaux_tc routing keeps a float32 bias per expert (deepseek_v2.py).
     if (c_.architecture == Architecture::deepseek_v3)
-      tensor(p + "gate.e_score_correction_bias", {e}, DType::fp32);
+      tensor(p + "gate.e_score_correction_bias", {routed}, DType::fp32);
     if (c_.shared_experts > 0) mlp(p + "shared_experts.", c_.shared_experts * c_.moe_intermediate / shard_.tp);
     // FusedMoE (layers/fused_moe/layer.py): all experts in one tensor each, split by TP on the
-    // expert width: w13 [E, 2 × I/tp, H], w2 [E, H, I/tp].
-    std::int64_t n = c_.moe_intermediate / shard_.tp;
+    // expert width: w13 [E, 2 × I/tp, H], w2 [E, H, I/tp], with E the rank's experts and tp the
+    // expert TP size (fused_moe/config.py FusedMoEParallelConfig).
+    std::int64_t n = c_.moe_intermediate / shard_.moe_tp;
     if (method() == Method::mxfp4) {
       // Mxfp4MoEMethod.create_weights pads the expert width per rank to a multiple of 64 on CUDA
       // (vllm quantization/mxfp4.py; 256 with FlashInfer's MXFP4 MoE, 128 on ROCm: not modelled).
@@ -257,7 +267,7 @@ class WeightBuilder {
       // The expert tensors of the other formats: each expert's linear layout with the expert count
       // in front (fused_moe/layer.py with the format's FusedMoEMethod).
       quantized(p + "experts.w13_", {e}, 2 * n, c_.hidden, 2, 0);
-      quantized(p + "experts.w2_", {e}, c_.hidden, n, 1, n * shard_.tp);
+      quantized(p + "experts.w2_", {e}, c_.hidden, n, 1, n * shard_.moe_tp);
     } else {
       DType w = fp8_block() ? DType::fp8 : c_.dtype;
       tensor(p + "experts.w13_weight", {e, 2 * n, c_.hidden}, w);

@@ -6,10 +6,12 @@
 // ones (o_proj, down_proj) their input columns; norms, routers and the MLA down-projections
 // (fused_qkv_a_proj) are replicated; experts are split by TP on their intermediate width.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/model/model_config.hpp"
+#include "sim/model/tensor_parallel.hpp"
 
 namespace headroom::model {
 
@@ -25,6 +27,9 @@ struct WeightTensor {
 
 struct WeightOptions {
   int tp = 1;
+  // The rank's groups under pipeline, expert or data parallelism (tensor_parallel.hpp); absent:
+  // plain tensor parallelism of `tp`.
+  std::optional<RankPlacement> placement;
   // Add DeepSeek's multi-token-prediction module(s) as stored in the checkpoint (own embedding,
   // head, projection and one decoder layer each). vLLM loads them only for MTP speculative
   // decoding, as a separate draft model; the served model itself skips them.

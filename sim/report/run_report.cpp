@@ -57,6 +57,22 @@ nlohmann::json oom_json(const engine::OomEvent& e) {
           {"message", o.message()}};
 }
 
+nlohmann::json parallel_json(const engine::ParallelStartup& p) {
+  const model::RankPlacement& r = p.placement;
+  nlohmann::json communicators = nlohmann::json::array();
+  for (const engine::Communicator& c : p.communicators.communicators)
+    communicators.push_back({{"group", c.group}, {"ranks", c.ranks}, {"bytes", c.bytes}});
+  return {{"simulated_rank", p.rank},
+          {"why", p.why},
+          {"placement",
+           {{"attn_tp", r.attn_tp}, {"dense_tp", r.dense_tp}, {"moe_tp", r.moe_tp}, {"moe_ep", r.moe_ep},
+            {"ep_rank", r.ep_rank}, {"pp", r.pp}, {"pp_rank", r.pp_rank}}},
+          {"nccl_communicators", communicators},
+          {"nccl_bytes", p.communicators.nccl},
+          {"custom_all_reduce_bytes", p.communicators.custom_all_reduce},
+          {"custom_all_reduce_rank_data_bytes", p.communicators.custom_all_reduce_rank_data}};
+}
+
 }  // namespace
 
 MemoryBudget engine_memory_budget(const engine::StartupResult& st, Bytes capacity) {
@@ -99,6 +115,7 @@ nlohmann::json summary_json(const RunContext& run, const Outcome& o) {
   nlohmann::json filled = nlohmann::json::array();
   for (const auto& f : st.filled) filled.push_back({{"field", f.field}, {"value", f.value}, {"why", f.why}});
   startup["filled_defaults"] = filled;
+  startup["parallel"] = parallel_json(st.parallel);
   j["startup"] = startup;
   if (!st.ok) {
     j["oom"] = st.oom ? nlohmann::json({{"time_s", 0.0},

@@ -29,6 +29,10 @@ nlohmann::json header(const nlohmann::json& s, const std::string& file, const st
   if (s.contains("memory_budget") && !s["memory_budget"].is_null())
     facts.push_back({"memory budget", fmt::format("{} ({})", format_bytes(output_field<Bytes>(s, P("/memory_budget/bytes"), file)),
                                                   output_field<std::string>(s, P("/memory_budget/rule"), file))});
+  // The rank a multi-GPU deployment is simulated on, and why (summary.json startup.parallel).
+  if (s.contains("startup") && s["startup"].contains("parallel"))
+    facts.push_back({"simulated rank", fmt::format("rank {}: {}", output_field<int>(s, P("/startup/parallel/simulated_rank"), file),
+                                                   output_field<std::string>(s, P("/startup/parallel/why"), file))});
   const nlohmann::json& r = s.at("requests");
   facts.push_back({"requests", fmt::format("{} arrived, {} completed, {} dropped, {} rejected, {} unfinished",
                                            r.value("arrived", 0), r.value("completed", 0), r.value("aborted", 0),

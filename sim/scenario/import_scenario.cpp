@@ -119,6 +119,27 @@ void comment_list(std::string& out, std::string_view title, const std::vector<st
   out += line + "\n";
 }
 
+// The `parallel:` keys the flags set; a boolean `ep` (vLLM --enable-expert-parallel) becomes the
+// expert-parallel size it implies, tp × dp (fused_moe/config.py FusedMoEParallelConfig.make).
+void emit_imported_parallel(YAML::Emitter& e, const engine::ImportedCommandLine& cl) {
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const engine::KnobSetting& k : cl.parallel) {
+    if (k.key == "ep" && (k.values.front() == "true" || k.values.front() == "false")) {
+      if (k.values.front() == "false") continue;
+      std::int64_t dp = 1;
+      for (const engine::KnobSetting& d : cl.parallel)
+        if (d.key == "dp") dp = std::stoll(d.values.front());
+      keys.emplace_back("ep", std::to_string(cl.tp.value_or(1) * dp));
+      continue;
+    }
+    keys.emplace_back(k.key, k.values.front());
+  }
+  if (keys.empty()) return;
+  e << YAML::Key << "parallel" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  for (const auto& [key, value] : keys) e << YAML::Key << key << YAML::Value << value;
+  e << YAML::EndMap;
+}
+
 }  // namespace
 
 const char* quickstart_workload_yaml() {
@@ -146,6 +167,7 @@ ImportedScenario import_scenario(const ImportInputs& in) {
   e << YAML::Key << "model" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value << model;
   if (cl.tp) e << YAML::Key << "tp" << YAML::Value << *cl.tp;
   e << YAML::EndMap;
+  emit_imported_parallel(e, cl);
   e << YAML::Key << "engine" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "kind" << YAML::Value << std::string(cl.engine->name);
   for (const engine::KnobSetting& k : cl.knobs) {
@@ -167,6 +189,7 @@ ImportedScenario import_scenario(const ImportInputs& in) {
 
   std::vector<std::string> read;
   for (const engine::KnobSetting& k : cl.knobs) read.push_back(k.flag);
+  for (const engine::KnobSetting& k : cl.parallel) read.push_back(k.flag);
   std::string text = fmt::format("# Imported by headroom import (docs/import.md) from {}:\n#   {}\n",
                                  cl.engine->label, shell_join(cl.shown));
   comment_list(text, "Flags read into engine knobs", read);

@@ -12,6 +12,7 @@
 #include "sim/core/text_file.hpp"
 #include "sim/core/yaml_load.hpp"
 #include "sim/engine/engine_registry.hpp"
+#include "sim/scenario/parallel_yaml.hpp"
 #include "sim/scenario/simulation.hpp"
 
 namespace headroom::scenario {
@@ -59,6 +60,8 @@ std::string resolved_scenario_yaml(const Scenario& s, const engine::EngineConfig
   e << YAML::Key << "name" << YAML::Value << s.model_name;
   e << YAML::Key << "tp" << YAML::Value << s.tp;
   e << YAML::EndMap;
+  e << YAML::Key << "parallel" << YAML::Value;
+  emit_parallel(e, s.parallel);
   e << YAML::Key << "engine" << YAML::Value;
   emit_engine(e, resolved_engine);
   e << YAML::Key << "allocator" << YAML::Value << alloc::to_string(s.allocator);

@@ -13,6 +13,7 @@
 #include "sim/core/yaml_section.hpp"
 #include "sim/model/model_source.hpp"
 #include "sim/scenario/engine_yaml.hpp"
+#include "sim/scenario/parallel_yaml.hpp"
 #include "sim/scenario/policy_yaml.hpp"
 #include "sim/scenario/simulation.hpp"
 #include "sim/scenario/workload_yaml.hpp"
@@ -28,8 +29,8 @@ InputError located(const Scenario& s, const engine::EngineConfigError& e) {
 
 // Run when the scenario is read, so that these errors name the file's line before any start-up.
 void check_engine(const Scenario& s, const std::string& tp_place) {
-  const engine::Deployment d = deployment(s);
   try {
+    const engine::Deployment d = deployment(s);  // place_rank checks the parallel sizes
     std::visit([&](auto c) { engine::resolve(c, d); }, s.engine);
   } catch (const engine::EngineConfigError& e) {
     throw located(s, e);
@@ -49,7 +50,8 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file, const s
                         const std::string& path) {
   YamlSection top(root, file, path);
   if (!root.IsMap()) top.fail(root, "", "expected a scenario: a mapping of keys");
-  top.check_keys({"name", "seed", "gpu", "model", "engine", "allocator", "workload", "on_oom", "slo", "policy", "compare"});
+  top.check_keys({"name", "seed", "gpu", "model", "parallel", "engine", "allocator", "workload", "on_oom", "slo",
+                  "policy", "compare"});
   Scenario s;
   s.file = file;
   s.name = top.present("name") ? top.text("name") : std::filesystem::path(file).stem().string();
@@ -102,6 +104,7 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file, const s
   for (const auto& kv : engine_section.node())
     s.engine_knob_place[kv.first.Scalar()] =
         fmt::format("{}: key '{}'", engine_section.where(kv.second), engine_section.key_path(kv.first.Scalar()));
+  if (top.present("parallel")) s.parallel = read_parallel(top.child("parallel"), s.engine_knob_place);
   if (top.present("allocator")) {
     YAML::Node v = top.value("allocator");
     s.allocator = alloc::parse_alloc_conf(top.scalar("allocator", v), fmt::format("{}: key 'allocator'", top.where(v)));

@@ -39,6 +39,7 @@ struct Scenario {
   std::string model_file;       // the config.json read; "" for a catalogue model
   model::ModelConfig model;
   int tp = 1;
+  engine::Parallelism parallel;  // `parallel:` (pp, dp, ep, communicators)
   engine::EngineConfig engine;
   alloc::AllocatorConfig allocator;
   workload::WorkloadSpec workload;
@@ -47,7 +48,7 @@ struct Scenario {
   policy::PolicySpec policy;                  // `run` starts the engine under it (default: engine)
   std::vector<policy::PolicySpec> compare;    // `compare` runs each (default: every policy)
 
-  // Where each engine knob was set, as an error's prefix ("<file>:<line>:<col>: key 'engine.<knob>'";
+  // Where each engine knob (and each `parallel.<key>`) was set, as an error's prefix ("<file>:<line>:<col>: key 'engine.<knob>'";
   // a sweep grid's axis for a knob it sets), and where the engine mapping is with its key path
   // ("engine", or "base.engine" inline in a grid): an error the engine raises about a knob names
   // that place (located()).

@@ -30,6 +30,8 @@ engine::Deployment deployment(const Scenario& sc) {
   dep.visible = sc.visible;
   dep.other_processes = sc.other_processes;
   dep.allocator = sc.allocator;
+  dep.parallel = sc.parallel;
+  engine::place_rank(dep, sc.engine);
   return dep;
 }
 

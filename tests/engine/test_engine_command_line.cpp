@@ -134,6 +134,39 @@ TEST_CASE("python -m lightllm.server.api_server: underscores as LightLLM spells 
                                                         {"disable_check_max_len_infer", "true"}});
 }
 
+TEST_CASE("parallel flags: each engine's spelling into the scenario's parallel keys") {
+  auto parallel_of = [](const ImportedCommandLine& c) {
+    std::map<std::string, std::string> out;
+    for (const KnobSetting& k : c.parallel) out[k.key] = k.values.front();
+    return out;
+  };
+  ImportedCommandLine v = read("vllm serve m -tp 2 -pp 3 --data-parallel-size=2 --enable-expert-parallel "
+                               "--disable-custom-all-reduce");
+  CHECK(*v.tp == 2);
+  CHECK(parallel_of(v) ==
+        std::map<std::string, std::string>{{"pp", "3"}, {"dp", "2"}, {"ep", "true"}, {"custom_all_reduce", "false"}});
+  CHECK(parallel_of(read("vllm serve m --pipeline-parallel-size 2 -dp 4 --no-enable-expert-parallel")) ==
+        std::map<std::string, std::string>{{"pp", "2"}, {"dp", "4"}, {"ep", "false"}});
+  ImportedCommandLine g = read("python -m sglang.launch_server --model-path m --tp 8 --dp 8 --enable-dp-attention "
+                               "--ep-size 8 --pp-size 2 --disable-custom-all-reduce");
+  CHECK(parallel_of(g) == std::map<std::string, std::string>{{"dp", "8"},
+                                                             {"dp_attention", "true"},
+                                                             {"ep", "8"},
+                                                             {"pp", "2"},
+                                                             {"custom_all_reduce", "false"}});
+  CHECK(parallel_of(read("python -m sglang.launch_server --model-path m --data-parallel-size 2 --expert-parallel-size 2 "
+                         "--pipeline-parallel-size 2")) ==
+        std::map<std::string, std::string>{{"dp", "2"}, {"ep", "2"}, {"pp", "2"}});
+  ImportedCommandLine l = read("python -m lightllm.server.api_server --model_dir m --tp 8 --dp 8 --disable_custom_allreduce");
+  CHECK(parallel_of(l) == std::map<std::string, std::string>{{"dp", "8"}, {"custom_all_reduce", "false"}});
+  CHECK(error_of("vllm serve m -pp 0") == "cmd: --pipeline-parallel-size '0': expected a whole number of at least 1");
+  CHECK(error_of("python -m sglang.launch_server --model-path m --ep-size x") ==
+        "cmd: --ep-size 'x': expected a whole number of at least 1");
+  CHECK(error_of("vllm serve m --enable-expert-parallel=1") ==
+        "cmd: --enable-expert-parallel takes no value, got '1' (write --enable-expert-parallel or "
+        "--no-enable-expert-parallel)");
+}
+
 TEST_CASE("vLLM's human_readable_int: decimal and binary suffixes, as vllm/engine/arg_utils.py reads them") {
   CHECK(human_readable_int("8192") == 8192);
   CHECK(human_readable_int("1k") == 1000);
@@ -165,17 +198,17 @@ TEST_CASE("engine command lines: each kind of bad input has its exact error") {
   CHECK(error_of("vllm serve Llama-3.1-8B --gpu-memory-utilisation 0.9 --frobnicate") ==
         "cmd: --gpu-memory-utilisation (did you mean --gpu-memory-utilization?), --frobnicate are not flags of vllm "
         "serve as vllm-project/vllm vllm/engine/arg_utils.py at commit 99d7eb5 (v0.11 series) defines them");
-  CHECK(error_of("vllm serve Llama-3.1-8B --quantization awq --enable-lora -pp 2 -q awq") ==
+  CHECK(error_of("vllm serve Llama-3.1-8B --quantization awq --enable-lora -dcp 2 -q awq") ==
         "cmd: --quantization (quantised weights and kernels), --enable-lora (LoRA adapter slots), "
-        "--pipeline-parallel-size (pipeline stages) change memory in ways headroom does not model; remove them to "
-        "simulate the rest (docs/import.md#vllm)");
+        "--decode-context-parallel-size (decode context parallelism) change memory in ways headroom does not model; "
+        "remove them to simulate the rest (docs/import.md#vllm)");
   CHECK(error_of("vllm serve Llama-3.1-8B -O3") ==
         "cmd: --compilation-config (the compilation and CUDA graph set-up; set cudagraph_mode or "
         "cudagraph_capture_sizes in the scenario instead) changes memory in ways headroom does not model; remove it to "
         "simulate the rest (docs/import.md#vllm)");
-  CHECK(error_of("python -m sglang.launch_server --model-path m --frob 1 --enable-dp-attention") ==
+  CHECK(error_of("python -m sglang.launch_server --model-path m --frob 1 --enable-dp-lm-head") ==
         "cmd: --frob is not a flag of python -m sglang.launch_server as sgl-project/sglang "
-        "python/sglang/srt/server_args.py at commit 001067f (main) defines them; --enable-dp-attention (data-parallel "
+        "python/sglang/srt/server_args.py at commit 001067f (main) defines them; --enable-dp-lm-head (data-parallel "
         "attention) changes memory in ways headroom does not model; remove it to simulate the rest "
         "(docs/import.md#sglang)");
   CHECK(error_of("vllm serve m --max-num-seqs 0") == "cmd: --max-num-seqs '0': expected a whole number of at least 1");

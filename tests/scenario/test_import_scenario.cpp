@@ -152,3 +152,22 @@ TEST_CASE("import: a model, GPU or workload it cannot use is an error naming the
              Catch::StartsWith("cmd:") && Catch::Contains("key 'engine.max_model_len': vllm max_model_len: 1000000 is above"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("import: parallel flags become the scenario's parallel section, vLLM's EP spanning tp × dp") {
+  const Scenario v = read_back(import_scenario(
+      inputs("vllm serve Qwen/Qwen3-30B-A3B -tp 2 -dp 2 --enable-expert-parallel --disable-custom-all-reduce")));
+  CHECK(v.tp == 2);
+  CHECK(v.parallel.dp == 2);
+  CHECK(v.parallel.ep == 4);
+  CHECK_FALSE(v.parallel.custom_all_reduce);
+  CHECK(v.parallel.pp == 1);
+  const Scenario g = read_back(import_scenario(inputs(
+      "python -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B --tp 4 --dp 2 --enable-dp-attention --ep-size 2")));
+  CHECK(g.parallel.dp == 2);
+  CHECK(g.parallel.dp_attention);
+  CHECK(g.parallel.ep == 2);
+  const Scenario p = read_back(import_scenario(inputs("vllm serve meta-llama/Llama-3.1-8B -pp 2")));
+  CHECK(p.parallel.pp == 2);
+  CHECK_THAT(error_of(inputs("python -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B --tp 4 --ep-size 3")),
+             Catch::Contains("key 'parallel.ep': sglang --ep-size (3) must divide the tensor parallel size (4)"));
+}
