@@ -13,9 +13,9 @@ namespace {
 using F = FlagForm;
 using V = FlagValue;
 
-constexpr std::array<std::string_view, 1> kLaunchers = {"python -m lightllm.server.api_server"};
+constexpr std::array<std::string_view, 1> kLightllmLaunchers = {"python -m lightllm.server.api_server"};
 
-constexpr EngineFlag kFlags[] = {
+constexpr EngineFlag kLightllmFlags[] = {
     model_flag("--model_dir"),
     tp_flag("--tp"),
     // Parallelism (docs/scenario.md `parallel:`): --dp is data-parallel attention inside --tp.
@@ -68,9 +68,9 @@ constexpr EngineEnvVar kEnv[] = {
 
 const EngineCommandLine& lightllm_command_line() {
   static const EngineCommandLine c{
-      .launchers = kLaunchers,
+      .launchers = kLightllmLaunchers,
       .positional_model = false,
-      .flags = kFlags,
+      .flags = kLightllmFlags,
       .env = kEnv,
       .parser_source = "ModelTC/LightLLM lightllm/server/api_cli.py at tag v1.2.0",
       .docs_anchor = "docs/import.md#lightllm",

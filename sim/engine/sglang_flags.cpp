@@ -14,9 +14,9 @@ namespace {
 using F = FlagForm;
 using V = FlagValue;
 
-constexpr std::array<std::string_view, 1> kLaunchers = {"python -m sglang.launch_server"};
+constexpr std::array<std::string_view, 1> kSglangLaunchers = {"python -m sglang.launch_server"};
 
-constexpr EngineFlag kFlags[] = {
+constexpr EngineFlag kSglangFlags[] = {
     model_flag("--model-path --model"),
     tp_flag("--tp-size --tensor-parallel-size --tp"),
     // Parallelism (docs/scenario.md `parallel:`).
@@ -94,9 +94,9 @@ constexpr EngineFlag kFlags[] = {
 
 const EngineCommandLine& sglang_command_line() {
   static const EngineCommandLine c{
-      .launchers = kLaunchers,
+      .launchers = kSglangLaunchers,
       .positional_model = false,
-      .flags = kFlags,
+      .flags = kSglangFlags,
       .env = {},
       .parser_source = "sgl-project/sglang python/sglang/srt/server_args.py at commit 001067f (main)",
       .docs_anchor = "docs/import.md#sglang",

@@ -15,9 +15,9 @@ namespace {
 using F = FlagForm;
 using V = FlagValue;
 
-constexpr std::array<std::string_view, 2> kLaunchers = {"vllm serve", "python -m vllm.entrypoints.openai.api_server"};
+constexpr std::array<std::string_view, 2> kVllmLaunchers = {"vllm serve", "python -m vllm.entrypoints.openai.api_server"};
 
-constexpr EngineFlag kFlags[] = {
+constexpr EngineFlag kVllmFlags[] = {
     model_flag("--model"),
     tp_flag("--tensor-parallel-size -tp"),
     // Parallelism (docs/scenario.md `parallel:`): --enable-expert-parallel spans every tp × dp rank.
@@ -148,9 +148,9 @@ constexpr EngineEnvVar kEnv[] = {
 
 const EngineCommandLine& vllm_command_line() {
   static const EngineCommandLine c{
-      .launchers = kLaunchers,
+      .launchers = kVllmLaunchers,
       .positional_model = true,
-      .flags = kFlags,
+      .flags = kVllmFlags,
       .env = kEnv,
       .parser_source = "vllm-project/vllm vllm/engine/arg_utils.py at commit 99d7eb5 (v0.11 series)",
       .docs_anchor = "docs/import.md#vllm",

@@ -1,6 +1,7 @@
 #include "sim/engine/vllm_kv_cache_groups.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace headroom::engine {
 
@@ -11,13 +12,23 @@ std::int64_t ceil_div_tokens(std::int64_t a, std::int64_t b) { return (a + b - 1
 }  // namespace
 
 VllmKvCacheGroups vllm_kv_cache_groups(const model::ModelConfig& model, bool hybrid_manager) {
+  return vllm_kv_cache_groups(model, hybrid_manager, 0, model.layers);
+}
+
+VllmKvCacheGroups vllm_kv_cache_groups(const model::ModelConfig& model, bool hybrid_manager, int first_layer,
+                                       int end_layer) {
   VllmKvCacheGroups out;
-  std::vector<model::AttentionLayers> kinds = model::attention_layer_kinds(model);
-  if (!hybrid_manager || kinds.size() == 1) {
+  std::vector<model::AttentionLayers> kinds;
+  for (model::AttentionLayers& k : model::attention_layer_kinds(model)) {
+    std::erase_if(k.layers, [&](int layer) { return layer < first_layer || layer >= end_layer; });
+    if (!k.layers.empty()) kinds.push_back(std::move(k));
+  }
+  const int stage_layers = end_layer - first_layer;
+  if (!hybrid_manager || kinds.size() <= 1) {
     // One spec for every layer (a uniform model, or the hybrid manager disabled): one group.
     out.groups.push_back({kinds.size() == 1 ? kinds[0].kind : model::AttentionKind::full,
-                          kinds.size() == 1 ? kinds[0].window : 0, model.layers});
-    out.group_size = model.layers;
+                          kinds.size() == 1 ? kinds[0].window : 0, stage_layers});
+    out.group_size = stage_layers;
     return out;
   }
   // _get_kv_cache_groups_uniform_page_size: the fewest layers of a kind, or the most when that is

@@ -33,7 +33,12 @@ struct VllmKvCacheGroups {
 
 // `hybrid_manager` false (--disable-hybrid-kv-cache-manager): sliding-window layers are sized as
 // full attention (unify_hybrid_kv_cache_specs), one group of every layer.
+// A pipeline stage groups only its own decoder layers [first_layer, end_layer): each worker builds
+// its KV cache spec from the attention layers it holds (vllm/v1/worker/gpu_model_runner.py
+// get_kv_cache_spec).
 VllmKvCacheGroups vllm_kv_cache_groups(const model::ModelConfig& model, bool hybrid_manager);
+VllmKvCacheGroups vllm_kv_cache_groups(const model::ModelConfig& model, bool hybrid_manager, int first_layer,
+                                       int end_layer);
 
 // Blocks one request of max_model_len tokens may hold, summed over the groups: full attention
 // cdiv(max_model_len, block); a sliding window cdiv(min(window − 1 + max_num_batched_tokens,

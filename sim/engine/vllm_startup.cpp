@@ -168,7 +168,8 @@ class VllmStartup {
         model::kv_layout(d_.model, engine_traits(model::Engine::vllm).kv_pool, c_.kv_cache_dtype, d_.placement());
     f_.page_size = model::vllm_page_size_bytes(layout, block_);
     // The KV cache groups (§1.2b): group_size tensors, each shared by one layer of every group.
-    groups_ = vllm_kv_cache_groups(d_.model, !c_.disable_hybrid_kv_cache_manager);
+    const model::TensorParallelShard stage = model::rank_shard(d_.model, d_.placement());
+    groups_ = vllm_kv_cache_groups(d_.model, !c_.disable_hybrid_kv_cache_manager, stage.first_layer, stage.end_layer);
     layers_ = groups_.group_size;
     num_groups_ = static_cast<std::int64_t>(groups_.groups.size());
     r_.kv_group_windows = vllm_group_windows(groups_);

@@ -55,6 +55,16 @@ TEST_CASE("vLLM KV cache groups: by kind in layer order, group_size from the few
   CHECK(oss.groups[0] == VllmKvCacheGroup{AttentionKind::sliding_window, 128, 12});
   CHECK(oss.groups[1] == VllmKvCacheGroup{AttentionKind::full, 0, 12});
   CHECK(vllm_group_windows(oss) == std::vector<Tokens>{128, 0});
+  // A pipeline stage groups its own layers: gpt-oss-20b's first 12 layers (pp 2) are 6 sliding + 6
+  // full, two groups of 6; a stage of sliding layers only is one group.
+  const VllmKvCacheGroups stage = vllm_kv_cache_groups(model::catalogue_model("gpt-oss-20b"), true, 0, 12);
+  CHECK(stage.group_size == 6);
+  REQUIRE(stage.groups.size() == 2);
+  CHECK(stage.groups[0] == VllmKvCacheGroup{AttentionKind::sliding_window, 128, 6});
+  CHECK(stage.groups[1] == VllmKvCacheGroup{AttentionKind::full, 0, 6});
+  const VllmKvCacheGroups one_layer = vllm_kv_cache_groups(model::catalogue_model("gpt-oss-20b"), true, 0, 1);
+  CHECK(one_layer.group_size == 1);
+  CHECK(one_layer.groups == std::vector<VllmKvCacheGroup>{{AttentionKind::sliding_window, 128, 1}});
   // Disabled (unify_hybrid_kv_cache_specs): every layer full attention, one group of 24.
   const VllmKvCacheGroups unified = vllm_kv_cache_groups(model::catalogue_model("gpt-oss-20b"), false);
   CHECK(unified.group_size == 24);
