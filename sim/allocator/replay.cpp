@@ -407,6 +407,10 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
   report.captures = captures.size();
   std::size_t next_capture = 0;
   std::size_t next_empty_cache = 0;
+  auto note_empty_cache = [&](std::size_t i) {
+    std::vector<std::size_t>& at = report.empty_cache_events;
+    if (at.empty() || at.back() != i) at.push_back(i);
+  };
 
   for (std::size_t i = 0; i < trace.size(); ++i) {
     const TraceEvent& e = trace[i];
@@ -421,7 +425,7 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
         // torch.cuda.graph empties the cache before capture_begin (torch/cuda/graphs.py, v2.11):
         // releases recorded before a capture's first allocation are that empty_cache.
         model.empty_cache();
-        report.empty_cache_events.push_back(i);
+        note_empty_cache(i);
         while (head < queue.size() && RecordedDevice::releases_first(queue[head])) ++head;
       }
       model.begin_allocate_to_pool(captures[next_capture].pool, captures[next_capture].stream);
@@ -434,7 +438,7 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
     if (!what_if && head < queue.size() && e.action != TraceAction::Alloc && e.action != TraceAction::Oom) {
       // Releases not followed by an allocation: an explicit empty_cache() in the recorded program.
       model.empty_cache();
-      report.empty_cache_events.push_back(i);
+      note_empty_cache(i);
       settle_queue();
     }
     switch (e.action) {
@@ -448,11 +452,11 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
           // empty_cache(). (A miss after releases is the same state either way: empty_cache then
           // cudaMalloc, or cudaMalloc fails, release_cached_blocks, retry.)
           model.empty_cache();
-          report.empty_cache_events.push_back(i);
+          note_empty_cache(i);
         }
         if (recorded_dev) recorded_dev->released_with_room = false;
         Block* b = model.malloc(e.size, e.stream);
-        if (recorded_dev && recorded_dev->released_with_room) report.empty_cache_events.push_back(i);
+        if (recorded_dev && recorded_dev->released_with_room) note_empty_cache(i);
         settle_queue();
         if (!b) {
           record_model_oom();
