@@ -8,6 +8,7 @@
 
 #include "sim/core/downsample.hpp"
 
+#include "sim/allocator/replay_captures.hpp"
 #include "sim/allocator/size_rules.hpp"
 #include "sim/core/error.hpp"
 
@@ -64,6 +65,8 @@ class RecordedDevice : public device::Device {
         queue_(queue), head_(head), report_(report) {}
 
   bool oom_expected = false;  // replaying an `oom` entry: a cudaMalloc with nothing recorded fails
+  bool released_with_room = false;  // a cudaMalloc refused because reality released first, with room
+  bool closed = false;        // the replay is over: the model's teardown unmaps its pages uncounted
 
   std::optional<Address> cuda_malloc(Bytes size) override {
     if (head_ < queue_.size()) {
@@ -78,11 +81,58 @@ class RecordedDevice : public device::Device {
         (void)take_physical(size);
         return e.addr;
       }
-      if (e.action == TraceAction::SegmentFree) return std::nullopt;  // reality released first
+      if (releases_first(e)) {
+        // Reality released first; with room on the device that was no retry but an empty_cache().
+        released_with_room = released_with_room || free_bytes() >= round_up(size, spec().granularity);
+        return std::nullopt;
+      }
     }
     if (oom_expected) return std::nullopt;
     ++report_.model_only_segment_events;
     return Device::cuda_malloc(size);
+  }
+
+  // Expandable segments: a fresh segment's range starts where the recording maps its first pages
+  // (PyTorch maps a new segment from its start); pages are backed where the recording maps them,
+  // one recorded segment_map (or segment_unmap) covering the pages of one model call.
+  Address reserve_address_range(Bytes size) override {
+    if (head_ < queue_.size() && queue_[head_].action == TraceAction::SegmentMap) return queue_[head_].addr;
+    return Device::reserve_address_range(size);
+  }
+
+  bool map_page(Address address, Bytes page_size) override {
+    if (head_ < queue_.size()) {
+      const TraceEvent& e = queue_[head_];
+      if (e.action == TraceAction::SegmentMap && address >= e.addr && address + page_size <= e.addr + e.size) {
+        if (address + page_size == e.addr + e.size) {
+          ++head_;
+          ++report_.segment_matches;
+        }
+        (void)take_physical(page_size);
+        return true;
+      }
+      if (releases_first(e)) return false;
+    }
+    if (oom_expected) return false;
+    ++report_.model_only_segment_events;
+    return Device::map_page(address, page_size);
+  }
+
+  void unmap_page(Address address, Bytes page_size) override {
+    if (closed) {
+      give_back_physical(page_size);
+      return;
+    }
+    if (head_ < queue_.size() && queue_[head_].action == TraceAction::SegmentUnmap && address >= queue_[head_].addr &&
+        address + page_size <= queue_[head_].addr + queue_[head_].size) {
+      if (address + page_size == queue_[head_].addr + queue_[head_].size) {
+        ++head_;
+        ++report_.segment_matches;
+      }
+    } else {
+      ++report_.model_only_segment_events;
+    }
+    give_back_physical(page_size);
   }
 
   void cuda_free(Address address, Bytes size) override {
@@ -93,6 +143,11 @@ class RecordedDevice : public device::Device {
       ++report_.model_only_segment_events;
     }
     give_back_physical(size);
+  }
+
+  // Reality released memory (an empty_cache, or release-and-retry) before its next device call.
+  static bool releases_first(const TraceEvent& e) {
+    return e.action == TraceAction::SegmentFree || e.action == TraceAction::SegmentUnmap;
   }
 
  private:
@@ -146,6 +201,22 @@ std::vector<StartSegment> rebuild_start_state(const std::vector<SnapshotSegment>
       if (b.state == BlockState::Inactive || first_block_event.count(b.address)) continue;
       live[b.address] = StartBlock{b.address, b.size, b.requested_size, s.stream,
                                    b.state == BlockState::ActivePendingFree};
+    }
+    if (s.is_expandable) {
+      // Made within the history when the trace maps exactly its pages; a start state cannot adopt
+      // mapped pages of an expandable segment (seed_segment makes cudaMalloc'd segments).
+      std::int64_t mapped = 0;
+      for (const TraceEvent& e : trace) {
+        if (e.addr < s.address || e.addr >= s.address + s.total_size) continue;
+        if (e.action == TraceAction::SegmentMap) mapped += static_cast<std::int64_t>(e.size);
+        if (e.action == TraceAction::SegmentUnmap) mapped -= static_cast<std::int64_t>(e.size);
+      }
+      if (mapped != static_cast<std::int64_t>(s.total_size))
+        throw InputError(fmt::format("expandable segment {:#x} had pages mapped before the history began: replaying a "
+                                     "history that starts after an expandable segment was mapped is not supported "
+                                     "(record from the first allocation on)",
+                                     s.address));
+      continue;
     }
     if (!first_segment_event.count(s.address))
       segments[s.address] = StartSegment{s.address, s.total_size, s.stream, !s.is_large, {}};
@@ -247,16 +318,6 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
   for (const SnapshotSegment& s : snapshot.segments)
     if (s.device == device) final_segments.push_back(s);
 
-  for (const SnapshotSegment& s : final_segments)
-    if (s.is_expandable)
-      throw InputError(fmt::format("segment {:#x} is an expandable segment: replaying histories recorded with "
-                                   "expandable_segments:True is not supported yet (what-if runs of them neither)",
-                                   s.address));
-  for (const TraceEvent& e : trace)
-    if (e.action == TraceAction::SegmentMap || e.action == TraceAction::SegmentUnmap)
-      throw InputError("the history has segment_map/segment_unmap entries (expandable segments): replaying them is "
-                       "not supported yet");
-
   const AllocatorConfig recorded = options.recorded.value_or(recorded_config(snapshot.allocator_settings));
   const bool what_if = options.what_if.has_value();
   const AllocatorConfig config = what_if ? *options.what_if : recorded;
@@ -275,7 +336,13 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
   RecordedDevice* recorded_dev = nullptr;
   if (what_if) {
     dev = std::make_unique<device::Device>(
-        device::DeviceSpec{.name = "what-if", .total = options.capacity.value_or(kUnlimitedCapacity)});
+        device::DeviceSpec{.name = "what-if",
+                           .total = options.capacity.value_or(kUnlimitedCapacity),
+                           .granularity = options.granularity,
+                           // Top-down from high enough for expandable segments' reservations of
+                           // 1.125 x an unlimited capacity (1 PiB) each.
+                           .base_address = Address{1} << 60,
+                           .address_order = device::AddressOrder::DriverTopDown});
   } else {
     // The recording's own segments always fit its device: the capacity bounds the faithful replay
     // only as the base of a memory fraction (allowed = floor(fraction x capacity)); otherwise it is
@@ -335,9 +402,34 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
     record_oom(report, *model.last_oom(), options, recorded_free);
   };
 
+  // CUDA-graph captures: the allocations into a private pool go there while the capture is underway.
+  const std::vector<InferredCapture> captures = infer_captures(final_segments, trace);
+  report.captures = captures.size();
+  std::size_t next_capture = 0;
+  std::size_t next_empty_cache = 0;
+  auto note_empty_cache = [&](std::size_t i) {
+    std::vector<std::size_t>& at = report.empty_cache_events;
+    if (at.empty() || at.back() != i) at.push_back(i);
+  };
+
   for (std::size_t i = 0; i < trace.size(); ++i) {
     const TraceEvent& e = trace[i];
     if (e.time_us) model.set_clock_us(*e.time_us);
+    while (what_if && next_empty_cache < options.empty_cache_events.size() &&
+           options.empty_cache_events[next_empty_cache] == i) {
+      model.empty_cache();  // the recorded program's own empty_cache() (found by the faithful replay)
+      ++next_empty_cache;
+    }
+    if (next_capture < captures.size() && captures[next_capture].first_event == i) {
+      if (recorded_dev && head < queue.size() && RecordedDevice::releases_first(queue[head])) {
+        // torch.cuda.graph empties the cache before capture_begin (torch/cuda/graphs.py, v2.11):
+        // releases recorded before a capture's first allocation are that empty_cache.
+        model.empty_cache();
+        note_empty_cache(i);
+        while (head < queue.size() && RecordedDevice::releases_first(queue[head])) ++head;
+      }
+      model.begin_allocate_to_pool(captures[next_capture].pool, captures[next_capture].stream);
+    }
     if (is_segment_action(e.action)) {
       ++report.segment_events;
       if (!what_if) queue.push_back(e);
@@ -346,20 +438,25 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
     if (!what_if && head < queue.size() && e.action != TraceAction::Alloc && e.action != TraceAction::Oom) {
       // Releases not followed by an allocation: an explicit empty_cache() in the recorded program.
       model.empty_cache();
+      note_empty_cache(i);
       settle_queue();
     }
     switch (e.action) {
       case TraceAction::Alloc: {
         ++report.allocations;
         if (e.size == 0) break;
-        if (!what_if && head < queue.size() && queue[head].action == TraceAction::SegmentFree &&
+        if (!what_if && head < queue.size() &&
+            (queue[head].action == TraceAction::SegmentFree || queue[head].action == TraceAction::SegmentUnmap) &&
             model.would_reuse_cached_block(e.size, e.stream)) {
           // A cache hit makes no device calls, so the releases before it were an explicit
           // empty_cache(). (A miss after releases is the same state either way: empty_cache then
           // cudaMalloc, or cudaMalloc fails, release_cached_blocks, retry.)
           model.empty_cache();
+          note_empty_cache(i);
         }
+        if (recorded_dev) recorded_dev->released_with_room = false;
         Block* b = model.malloc(e.size, e.stream);
+        if (recorded_dev && recorded_dev->released_with_room) note_empty_cache(i);
         settle_queue();
         if (!b) {
           record_model_oom();
@@ -411,6 +508,8 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
       default:
         break;  // `snapshot` markers carry no allocator action
     }
+    if (next_capture < captures.size() && captures[next_capture].last_event == i)
+      model.end_allocate_to_pool(captures[next_capture++].pool);
     if (options.check_invariants) model.check_invariants();
     Fragmentation fr = model.fragmentation();
     points.push_back(ReplayPoint{i, e.time_us.value_or(0), fr.allocated, fr.reserved, fr.largest_free_block,
@@ -422,8 +521,10 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
       if (options.keep_segments_at_peak) report.segments_at_peak_reserved = model.segments();
     }
   }
+  if (what_if && next_empty_cache < options.empty_cache_events.size()) model.empty_cache();
   if (!what_if && head < queue.size()) {
     model.empty_cache();  // trailing releases: the program's last empty_cache()
+    report.empty_cache_events.push_back(trace.size());
     settle_queue();
   }
 
@@ -441,6 +542,7 @@ ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& opti
     report.first_difference = first_segment_difference(report.final_model_state.segments, final_segments);
     report.final_state_matches = report.first_difference.empty();
   }
+  if (recorded_dev) recorded_dev->closed = true;
   downsample_keeping_extremes(points, options.max_timeline_points, [](const ReplayPoint& p) { return p.reserved; });
   report.timeline = std::move(points);
   return report;

@@ -5,10 +5,14 @@
 // trace (segments that existed before the history began, blocks live across its start), then every
 // alloc / free_requested / free_completed goes through the model. Where the model asks the driver for
 // memory, the address recorded by the matching segment_alloc is used, so that later allocations can be
-// compared address for address; segment_alloc/segment_free decisions are compared in order.
+// compared address for address; segment_alloc/segment_free decisions are compared in order. An
+// expandable segment's address range starts at the recorded segment_map, and its pages are mapped
+// and unmapped where the recording shows it. CUDA-graph captures are inferred from the private pools'
+// segments (replay_captures.hpp).
 //
-// What-if mode: the same request stream (sizes, streams, order of frees) under another allocator
-// configuration on a device of a given capacity, with simulated addresses.
+// What-if mode: the same request stream (sizes, streams, order of frees, captures, the program's own
+// empty_cache() calls) under another allocator configuration on a device of a given capacity, with
+// addresses handed out as the CUDA driver does (device::AddressOrder::DriverTopDown).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -28,9 +32,13 @@ struct ReplayOptions {
   std::optional<AllocatorConfig> what_if;   // replay the request stream under this configuration
   std::optional<Bytes> capacity;            // device capacity (cudaMemGetInfo total; default: unlimited)
   std::optional<double> memory_fraction;    // set_per_process_memory_fraction the history ran under
+  Bytes granularity = 2 * MiB;              // the driver's allocation granularity (what-if device)
   Bytes context = 0;                        // this process's device memory outside PyTorch (CUDA context,
                                             // cuBLAS workspaces): the OOM message's "this process has"
   PytorchRelease pytorch = kNewestPytorch;  // whose OOM text the messages follow
+  std::vector<std::size_t> empty_cache_events;  // what-if: the trace indices before which the recorded program
+                                                // called empty_cache() (ReplayReport::empty_cache_events of
+                                                // its faithful replay); trace.size() for one at the end
   bool check_invariants = false;            // run the invariant checker after every event (slow)
   std::size_t max_timeline_points = 2000;   // down-sampled (min/max kept) fragmentation timeline
   bool keep_segments_at_peak = false;       // copy the segment map when reserved memory peaks
@@ -63,6 +71,8 @@ struct ReplayReport {
   std::optional<OomInfo> first_model_oom;
   std::vector<OomInfo> model_oom_infos;     // every OOM of the model, in order (a recorded `oom` entry's
                                             // free figure is the recorded cudaMemGetInfo free)
+  std::vector<std::size_t> empty_cache_events;  // faithful: where the recorded program called empty_cache()
+  std::size_t captures = 0;                 // CUDA-graph captures inferred from the private pools' segments
   std::size_t start_segments = 0;           // segments in the rebuilt start state
   std::size_t start_live_blocks = 0;
   bool final_state_compared = false;
@@ -82,8 +92,8 @@ struct ReplayReport {
 // The configuration a snapshot was recorded under, from its allocator_settings.
 AllocatorConfig recorded_config(const AllocatorSettingsRecord& settings);
 
-// Throws InputError for snapshots that cannot be replayed (inconsistent start state, expandable
-// segments in a recorded history, a device index that does not exist).
+// Throws InputError for snapshots that cannot be replayed (inconsistent start state, an expandable
+// segment mapped before the history began, a device index that does not exist).
 ReplayReport replay_snapshot(const Snapshot& snapshot, const ReplayOptions& options);
 
 // Compares segment lists (address, size, blocks and their states); returns the first difference or "".

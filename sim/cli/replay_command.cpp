@@ -18,6 +18,7 @@
 #include "sim/cli/whole_number.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/device/gpu_profile.hpp"
 #include "sim/report/chart_images.hpp"
 #include "sim/report/html_report.hpp"
 #include "sim/report/replay_outputs.hpp"
@@ -36,6 +37,7 @@ struct ReplayArgs {
   std::string capacity;
   std::string memory_fraction;
   std::string context;
+  std::string gpu;
   std::string pytorch_version;
   int device = -1;
   bool json = false;
@@ -53,6 +55,8 @@ void print_report(const std::string& path, const alloc::ReplayReport& r) {
   fmt::print("replay of {} (device {}, {} trace entries, config '{}')\n", path, r.device, r.events, r.config);
   fmt::print("  start state      {} segments, {} live blocks rebuilt from the final segments and the trace\n",
              r.start_segments, r.start_live_blocks);
+  if (r.captures)
+    fmt::print("  graph captures   {} inferred from the private pools' segments\n", r.captures);
   fmt::print("  allocations      {} replayed, {} at the recorded address ({:.2f}%)\n", r.allocations,
              r.address_matches, pct(r.address_matches, r.allocations));
   if (r.address_matches < r.allocations)
@@ -113,6 +117,19 @@ void run_replay(const ReplayArgs& a) {
   std::vector<alloc::AllocatorConfig> what_ifs;
   for (const std::string& w : a.what_if) what_ifs.push_back(alloc::parse_alloc_conf(w, "--what-if"));
   std::optional<Bytes> capacity;
+  if (!a.gpu.empty()) {
+    // The recorded device as a (measured) profile describes it: capacity, context, granularity;
+    // --capacity and --context override its figures.
+    device::GpuProfile gpu;
+    try {
+      gpu = device::load_gpu_profile(a.gpu);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("--gpu: {}", e.what()));
+    }
+    capacity = gpu.capacity_bytes;
+    base.context = gpu.context_bytes;
+    if (gpu.granularity_bytes) base.granularity = gpu.granularity_bytes;
+  }
   if (!a.capacity.empty()) {
     capacity = parse_bytes(a.capacity, "--capacity");
     if (*capacity == 0) throw InputError(fmt::format("--capacity: expected a positive size, got '{}'", a.capacity));
@@ -147,6 +164,7 @@ void run_replay(const ReplayArgs& a) {
   if (!what_ifs.empty()) {
     // The recorded configuration first, on the same simulated device, as the baseline.
     alloc::ReplayOptions o = base;
+    o.empty_cache_events = faithful.empty_cache_events;  // the program's own empty_cache() calls
     o.what_if = base.recorded.value_or(alloc::recorded_config(snap.allocator_settings));
     rows.push_back(alloc::replay_snapshot(snap, o));
     for (const auto& w : what_ifs) {
@@ -215,7 +233,11 @@ void add_replay_command(CLI::App& app) {
                   "torch.cuda.set_per_process_memory_fraction the history ran under, in (0, 1]; needs --capacity");
   cmd->add_option("--context", args->context,
                   "This process's device memory outside PyTorch (CUDA context, cuBLAS workspaces), e.g. 690MiB: the "
-                  "OOM messages' 'this process has' figure (default: 0)");
+                  "OOM messages' 'this process has' figure and what the --what-if runs' device cannot use (default: 0, or --gpu's)");
+  cmd->add_option("--gpu", args->gpu,
+                  "GPU profile of the recorded device (built-in name or YAML, e.g. h100-80gb-hbm3-measured): its "
+                  "capacity, context and granularity for the OOM messages and the --what-if runs' device (--capacity "
+                  "and --context override)");
   cmd->add_option("--pytorch-version", args->pytorch_version,
                   "PyTorch release whose OOM message text to write (default and only one: 2.11)");
   cmd->add_option_function<std::string>(

@@ -1,6 +1,7 @@
 #include "sim/device/device.hpp"
 
 #include <cmath>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -26,7 +27,8 @@ void Device::give_back_physical(Bytes size) { used_ -= round_up(size, spec_.gran
 
 Address Device::take_address_range(Bytes size) {
   Bytes span = round_up(size, spec_.granularity);
-  // First fit by address among returned ranges keeps addresses low and deterministic.
+  // First fit by address among returned ranges, from the range's start: keeps addresses low and
+  // deterministic, and is the CUDA driver's reuse of freed ranges too.
   for (auto it = free_ranges_.begin(); it != free_ranges_.end(); ++it) {
     if (it->second >= span) {
       Address a = it->first;
@@ -35,6 +37,14 @@ Address Device::take_address_range(Bytes size) {
       if (rest) free_ranges_.emplace(a + span, rest);
       return a;
     }
+  }
+  if (spec_.address_order == AddressOrder::DriverTopDown) {
+    // The CUDA driver takes fresh address space downwards, below every range it handed out before
+    // (docs/replay-and-allocator.md, "The driver's addresses").
+    if (span > next_address_ - spec_.granularity)
+      throw std::logic_error("device: the virtual address space below base_address is exhausted");
+    next_address_ -= span;
+    return next_address_;
   }
   Address a = next_address_;
   next_address_ += span;
@@ -58,7 +68,12 @@ void Device::give_back_address_range(Address address, Bytes size) {
       it = prev;
     }
   }
-  if (it->first + it->second == next_address_) {
+  if (spec_.address_order == AddressOrder::DriverTopDown) {
+    if (it->first == next_address_) {
+      next_address_ += it->second;
+      free_ranges_.erase(it);
+    }
+  } else if (it->first + it->second == next_address_) {
     next_address_ = it->first;
     free_ranges_.erase(it);
   }
@@ -84,6 +99,11 @@ void Device::unmap_page(Address, Bytes page_size) { give_back_physical(page_size
 
 bool Device::adopt_range(Address address, Bytes size) {
   if (!take_physical(size)) return false;
+  if (spec_.address_order == AddressOrder::DriverTopDown) {
+    Address start = address / spec_.granularity * spec_.granularity;
+    if (start < next_address_) next_address_ = start;  // seeded before any simulated cudaMalloc
+    return true;
+  }
   Address end = round_up(address + size, spec_.granularity);
   if (end > next_address_) next_address_ = end;  // seeded before any simulated cudaMalloc
   return true;

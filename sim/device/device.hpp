@@ -11,6 +11,13 @@
 
 namespace headroom::device {
 
+// Where the driver places a new virtual range (cudaMalloc, cuMemAddressReserve) in fresh address
+// space; either way a freed range is reused first, the lowest that fits, from its start.
+enum class AddressOrder {
+  LowestFirst,    // upwards from base_address (simulations)
+  DriverTopDown,  // the CUDA driver's: downwards from base_address
+};
+
 struct DeviceSpec {
   std::string name = "GPU";
   int index = 0;
@@ -19,6 +26,8 @@ struct DeviceSpec {
   Bytes other_processes = 0;         // memory held by other processes on the same GPU
   Bytes granularity = 2 * MiB;       // driver allocation granularity (cuMemGetAllocationGranularity)
   Address base_address = 0x7f0000000000ull;  // where the simulated virtual address space starts
+                                             // (its top under AddressOrder::DriverTopDown)
+  AddressOrder address_order = AddressOrder::LowestFirst;
 };
 
 class Device {
@@ -70,7 +79,7 @@ class Device {
   DeviceSpec spec_;
   Bytes used_ = 0;
   std::optional<double> fraction_;
-  Address next_address_;
+  Address next_address_;                  // the untouched address space begins (ends, top-down) here
   std::map<Address, Bytes> free_ranges_;  // returned virtual ranges, reused lowest address first
 };
 

@@ -196,8 +196,9 @@ TEST_CASE("replay: bad snapshots are clear errors") {
   snap.segments.push_back(s);
   snap.device_traces.push_back({});
   CHECK_THROWS_WITH(replay_snapshot(snap, {}),
-                    "segment 0x1000000 is an expandable segment: replaying histories recorded with "
-                    "expandable_segments:True is not supported yet (what-if runs of them neither)");
+                    "expandable segment 0x1000000 had pages mapped before the history began: replaying a "
+                    "history that starts after an expandable segment was mapped is not supported (record "
+                    "from the first allocation on)");
   snap.segments[0].is_expandable = false;
   snap.device_traces[0].push_back(TraceEvent{TraceAction::FreeRequested, 0x9000000, 4096, 0, {}, {}, {0, 0}});
   CHECK_THROWS_WITH(replay_snapshot(snap, {}),

@@ -78,6 +78,18 @@ TEST_CASE("replay --what-if with --capacity reports each configuration and wheth
   CHECK_THAT(text.output, Catch::Contains("expandable_segments:True"));
 }
 
+TEST_CASE("replay --gpu takes the recorded device from a measured profile, --capacity overrides it") {
+  fs::path snap = headroom::test::data_file("torch_snapshots/cs336_magma27_train_step.pickle");
+  auto r = run_headroom("replay " + q(snap) + " --gpu h100-80gb-hbm3-measured --what-if expandable_segments:True --json");
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.output);
+  REQUIRE(j["what_if"].size() == 2);
+  for (const auto& w : j["what_if"]) CHECK(w["capacity_bytes"] == 85017493504ull);  // the profile's capacity_bytes
+  auto o = run_headroom("replay " + q(snap) + " --gpu h100-80gb-hbm3-measured --capacity 13GiB --what-if \"\" --json");
+  REQUIRE(o.exit_code == 0);
+  CHECK(nlohmann::json::parse(o.output)["what_if"][0]["capacity_bytes"] == 13ull << 30);
+}
+
 TEST_CASE("replay: bad snapshots and flags are clear errors with exit code 2") {
   fs::path dir = headroom::test::temp_dir("badsnap");
   auto err = [&](const std::string& args) {
