@@ -6,7 +6,7 @@
 // The temporaries, their sizes and their order are those of the plain-PyTorch decoder that recorded
 // the real-H100 serving traces (../shared/gpu/record_serving.py, PyTorch 2.11): gathered K/V grow
 // with each sequence's context, so a mixed prefill/decode stream fragments the caching allocator as
-// real eager serving does (docs/serving-memory-model.md §4e). Unlike the compiled programs
+// real eager serving does (docs/serving-memory-model.md §4d). Unlike the compiled programs
 // (forward_program.hpp), a step's program depends on every sequence's context, not only on T and N.
 #include <cstdint>
 #include <span>
