@@ -14,6 +14,7 @@
 #include "sim/allocator/caching_allocator.hpp"
 #include "sim/device/device.hpp"
 #include "sim/engine/engine_config.hpp"
+#include "sim/model/eager_forward_program.hpp"
 #include "sim/model/forward_program.hpp"
 #include "sim/model/program_runner.hpp"
 #include "sim/model/sampler_program.hpp"
@@ -122,6 +123,9 @@ struct StartupResult {
   // What the serving forward passes use: attention backend and workspace, sampler path.
   model::ForwardOptions forward;
   model::SamplerOptions sampler;
+  // Set where the engine runs an eager path whose temporaries depend on each sequence's context
+  // (SGLang's torch_native attention): serving steps run this program instead (§4d).
+  std::optional<model::EagerOptions> eager;
   bool kv_sized_by_policy = false;     // a policy's sizer decided kv_tokens, not the engine's arithmetic
   std::vector<std::string> log;        // the engine's start-up log lines, in order
   ServingMemory memory;

@@ -8,6 +8,7 @@
 #include "sim/core/error.hpp"
 #include "sim/model/dtype.hpp"
 #include "sim/model/model_limits.hpp"
+#include "sim/model/tensor_parallel.hpp"
 
 namespace headroom::model {
 
@@ -32,6 +33,13 @@ void validate_eager_step(const ModelConfig& m, std::span<const EagerSequence> se
                                    limits::kMaxStepTokens));
   }
   if (o.block_size < 1) throw InputError(fmt::format("block_size: expected at least 1, got {}", o.block_size));
+  if (o.path == EagerPath::sglang_torch_native) {
+    for (std::size_t i = 0; i < seqs.size(); ++i)
+      if (seqs[i].context + seqs[i].new_tokens > o.context_len)
+        throw InputError(fmt::format("seqs[{}]: {} tokens do not fit the context length of {}", i,
+                                     seqs[i].context + seqs[i].new_tokens, o.context_len));
+    (void)tensor_parallel_shard(m, o.tp);  // throws for a TP that does not fit the model
+  }
 }
 
 bool eager_step_is_decode(std::span<const EagerSequence> seqs) {
@@ -45,6 +53,7 @@ namespace {
 constexpr Bytes kEagerInt64 = 8;    // index tensors: torch.tensor of Python ints, arange, randint
 constexpr Bytes kEagerFloat32 = 4;  // RMSNorm's fp32 upcast, logits.float(), softmax
 constexpr Bytes kEagerBool = 1;     // the decode attention mask
+constexpr Bytes kEagerInt32 = 4;    // SGLang's req_to_token rows
 // Small buffers scaled_dot_product_attention allocates around its kernel on the H100 recordings
 // (PyTorch 2.11): two 8-byte philox seed/offset tensors and a 256-byte one for an unmasked call,
 // two 2-byte ones and an [S] int64 one around a masked call.
@@ -246,16 +255,109 @@ class EagerEmitter {
   std::vector<std::uint32_t> outs_;
 };
 
+// SGLang's Llama-style layer with --attention-backend torch_native
+// (python/sglang/srt/layers/attention/torch_native_backend.py, main at 011a615): the projections and
+// fused ops of §4a (sgl-kernel's fused_add_rmsnorm works in place, SiluAndMul writes [T, I]), the
+// layer input held by the caller until the layer returns (as SGLang's other programs), and attention
+// as a Python loop over the requests.
+class TorchNativeEmitter {
+ public:
+  TorchNativeEmitter(ProgramBuilder& b, const ModelConfig& m, std::span<const EagerSequence> seqs,
+                     const EagerOptions& o)
+      : b_(b), m_(m), seqs_(seqs), o_(o), shard_(tensor_parallel_shard(m, o.tp)), e_(dtype_bytes(m.dtype)) {
+    for (const EagerSequence& s : seqs) tokens_ += s.new_tokens;
+    decode_ = eager_step_is_decode(seqs);
+  }
+
+  std::uint32_t emit() {
+    b_.set_layer(kNoLayer);
+    residual_ = b_.alloc(Tensor::residual, rows(tokens_, m_.hidden));
+    hidden_ = b_.alloc(Tensor::hidden, rows(tokens_, m_.hidden));
+    for (int l = 0; l < m_.layers; ++l) layer(l);
+    b_.set_layer(kNoLayer);
+    b_.free(residual_);
+    return hidden_;
+  }
+
+ private:
+  Bytes rows(std::int64_t n, std::int64_t width) const { return eager_bytes(n) * eager_bytes(width) * e_; }
+
+  void layer(int l) {
+    b_.set_layer(l);
+    std::int64_t T = tokens_, D = m_.head_dim, hq = shard_.q_heads, hkv = shard_.kv_heads;
+    std::uint32_t input = hidden_;
+    std::uint32_t qkv = b_.alloc(Tensor::qkv, rows(T, (hq + 2 * hkv) * D));
+    // forward_extend / forward_decode: o = torch.empty_like(q), [T, Hq·D].
+    std::uint32_t out = b_.alloc(Tensor::attn_out, rows(T, hq * D));
+    per_request(hq, hkv, D);
+    std::uint32_t o = b_.alloc(Tensor::o_proj, rows(T, m_.hidden));
+    b_.free(qkv);
+    b_.free(out);
+    std::uint32_t gu = b_.alloc(Tensor::gate_up, rows(T, 2 * std::int64_t{m_.intermediate} / o_.tp));
+    std::uint32_t act = b_.alloc(Tensor::act, rows(T, m_.intermediate / o_.tp));
+    b_.free(gu);
+    std::uint32_t down = b_.alloc(Tensor::down, rows(T, m_.hidden));
+    b_.free(act);
+    b_.free(o);
+    b_.free(input);
+    hidden_ = down;
+  }
+
+  // _run_sdpa_forward_extend / _run_sdpa_forward_decode: per request, index_select of its
+  // req_to_token row (int32, context_len wide), K and V gathered for its whole sequence
+  // ([seq_len_kv, Hkv, D], k_cache[per_req_tokens]), SDPA with enable_gqa (heads not repeated) and
+  // its fp32 log-sum-exp; extend also fills a query buffer as long as the sequence
+  // (per_req_query_redudant, [Hq, seq_len_kv, D]) and gets an output as long. Loop variables die
+  // when bound again; the last ones when the function returns.
+  void per_request(std::int64_t hq, std::int64_t hkv, std::int64_t D) {
+    std::uint32_t query = kNoSlot, row = kNoSlot, key = kNoSlot, value = kNoSlot, result = kNoSlot;
+    for (const EagerSequence& s : seqs_) {
+      std::int64_t kv_len = s.context + s.new_tokens, q_len = decode_ ? 1 : kv_len;
+      if (!decode_) rebind_slot(query, b_.alloc(Tensor::sdpa_aux, rows(kv_len, hq * D)));
+      rebind_slot(row, b_.alloc(Tensor::block_table, eager_bytes(o_.context_len) * kEagerInt32));
+      rebind_slot(key, b_.alloc(Tensor::kv_gather, rows(kv_len, hkv * D)));
+      rebind_slot(value, b_.alloc(Tensor::kv_gather, rows(kv_len, hkv * D)));
+      std::uint32_t out = b_.alloc(Tensor::sdpa_out, rows(q_len, hq * D));
+      b_.free(b_.alloc(Tensor::softmax_lse, eager_bytes(hq) * eager_bytes(q_len) * kEagerFloat32));
+      rebind_slot(result, out);
+    }
+    for (std::uint32_t slot : {query, row, key, value, result}) b_.free(slot);
+  }
+
+  void rebind_slot(std::uint32_t& name, std::uint32_t value) {
+    b_.free(name);
+    name = value;
+  }
+
+  ProgramBuilder& b_;
+  const ModelConfig& m_;
+  std::span<const EagerSequence> seqs_;
+  const EagerOptions& o_;
+  TensorParallelShard shard_;
+  Bytes e_;
+  std::int64_t tokens_ = 0;
+  bool decode_ = false;
+  std::uint32_t residual_ = kNoSlot, hidden_ = kNoSlot;
+};
+
 }  // namespace
 
 AllocationProgram eager_step_program(const ModelConfig& model, std::span<const EagerSequence> seqs,
-                                     const EagerOptions& options) {
+                                     const EagerOptions& options, const SamplerOptions& sampler) {
   validate_eager_step(model, seqs, options);
   std::int64_t tokens = 0;
   for (const EagerSequence& s : seqs) tokens += s.new_tokens;
-  ProgramBuilder builder(fmt::format("eager step {} T={} N={} {}", model.name, tokens, seqs.size(),
-                                     eager_step_is_decode(seqs) ? "decode" : "prefill"),
+  ProgramBuilder builder(fmt::format("eager step {} T={} N={} {}{}", model.name, tokens, seqs.size(),
+                                     eager_step_is_decode(seqs) ? "decode" : "prefill",
+                                     options.path == EagerPath::sglang_torch_native ? " torch_native" : ""),
                          model.layers);
+  if (options.path == EagerPath::sglang_torch_native) {
+    TorchNativeEmitter emitter(builder, model, seqs, options);
+    std::uint32_t hidden = emitter.emit();
+    emit_sampler(builder, model, static_cast<std::int64_t>(seqs.size()), options.tp, sampler);
+    builder.free(hidden);
+    return builder.finish();
+  }
   EagerEmitter emitter(builder, model, seqs, options);
   emitter.emit();
   return builder.finish();

@@ -14,6 +14,7 @@
 #include "sim/core/units.hpp"
 #include "sim/model/allocation_program.hpp"
 #include "sim/model/model_config.hpp"
+#include "sim/model/sampler_program.hpp"
 
 namespace headroom::model {
 
@@ -28,9 +29,19 @@ struct EagerSequence {
 // allocator at the first matmul and kept (the 33554432-byte block of the H100 recordings).
 inline constexpr Bytes kCublasWorkspaceHopper = 32 * MiB;
 
+// Which eager program: the plain-PyTorch decoder of the recordings, or SGLang's model code with
+// its torch_native attention backend (docs/serving-memory-model.md §4d).
+enum class EagerPath {
+  plain_pytorch,        // record_serving.py: fp32 norms, unfused SiLU, K/V gathered with heads repeated
+  sglang_torch_native,  // sgl-kernel's fused norms and SiluAndMul; attention per request over gathered K/V
+};
+
 struct EagerOptions {
-  std::int64_t block_size = 16;   // KV cache block (page) size in tokens
-  Bytes cublas_workspace = kCublasWorkspaceHopper;
+  EagerPath path = EagerPath::plain_pytorch;
+  std::int64_t block_size = 16;   // plain_pytorch: KV cache block (page) size in tokens
+  Bytes cublas_workspace = kCublasWorkspaceHopper;  // plain_pytorch: taken by the first matmul
+  int tp = 1;                     // sglang_torch_native: heads per rank
+  std::int64_t context_len = 0;   // sglang_torch_native: req_to_token's row width (the context length)
 };
 
 // Throws InputError naming the field: at least one sequence, each with at least one new token and
@@ -42,10 +53,11 @@ void validate_eager_step(const ModelConfig& model, std::span<const EagerSequence
 // (record_serving.py forward's `decode`); otherwise each sequence takes the prefill path.
 bool eager_step_is_decode(std::span<const EagerSequence> seqs);
 
-// The step: input ids, embedding, the layers, the last token's norm, logits, softmax and
+// plain_pytorch: the step: input ids, embedding, the layers, the last token's norm, logits, softmax and
 // multinomial sampling; every transient is freed at the end. The cuBLAS workspace is a persistent
 // buffer created by the first step that runs.
+// sglang_torch_native: the forward, then the engine's sampler (`sampler`) over one row per sequence.
 AllocationProgram eager_step_program(const ModelConfig& model, std::span<const EagerSequence> seqs,
-                                     const EagerOptions& options = {});
+                                     const EagerOptions& options = {}, const SamplerOptions& sampler = {});
 
 }  // namespace headroom::model

@@ -309,3 +309,38 @@ TEST_CASE("eager program: bad steps are clear errors") {
   CHECK_THROWS_WITH(eager_step_program(catalogue_model("Qwen3-30B-A3B"), std::vector<EagerSequence>{{1, 5}}),
                     "eager program: Qwen3-30B-A3B is not a dense decoder (MoE and MLA models have no eager program)");
 }
+
+TEST_CASE("eager program: SGLang's torch_native attention gathers each request's K/V for its whole length") {
+  const ModelConfig m = catalogue_model("Llama-3.1-8B");
+  EagerOptions o;
+  o.path = EagerPath::sglang_torch_native;
+  o.context_len = 131072;
+  SamplerOptions greedy;
+  greedy.kind = SamplerKind::greedy;
+  // An extend of 1000 new tokens after a 3000-token cached prefix: per layer, a query buffer
+  // [32, 4000, 128] bf16 = 32768000 B, the req_to_token row 131072 × 4 B, K and V [4000, 8, 128]
+  // = 8192000 B each, SDPA's output as long as the query buffer and its lse [32, 4000] fp32.
+  const std::vector<EagerSequence> extend = {{1000, 3000}};
+  const AllocationProgram p = eager_step_program(m, extend, o, greedy);
+  CHECK(check_program(p).empty());
+  std::vector<Bytes> layer5;
+  for (const ProgramOp& op : p.ops)
+    if (op.kind == OpKind::alloc && op.layer == 5) layer5.push_back(op.bytes);
+  // qkv [1000, 6144], attn_out [1000, 4096], the loop, o_proj, gate_up, act.
+  const std::vector<Bytes> expected = {12288000, 8192000,  32768000, 524288,  8192000, 8192000,
+                                       32768000, 512000,   8192000,  57344000, 28672000, 8192000};
+  CHECK(layer5 == expected);
+  // No cuBLAS workspace from the allocator: SGLang's start-up creates it outside (§5).
+  CHECK(program_figures(p).persistent == 0);
+  // A decode of two requests: K/V of 101 and 2001 tokens each, a [1, 32, 1, 128] output.
+  const std::vector<EagerSequence> decode = {{1, 100}, {1, 2000}};
+  const AllocationProgram d = eager_step_program(m, decode, o, greedy);
+  int gathers = 0;
+  for (const ProgramOp& op : d.ops)
+    gathers += op.kind == OpKind::alloc && op.layer == 0 && op.tensor == Tensor::kv_gather &&
+               (op.bytes == 101 * 2048 || op.bytes == 2001 * 2048);
+  CHECK(gathers == 4);
+  // A request longer than the context length cannot be in the pool.
+  CHECK_THROWS_WITH(eager_step_program(m, std::vector<EagerSequence>{{10, 131070}}, o, greedy),
+                    "seqs[0]: 131080 tokens do not fit the context length of 131072");
+}
