@@ -27,6 +27,13 @@ Server::Server(alloc::CachingAllocator& allocator, model::SlotTable& slots, cons
 }
 
 const model::AllocationProgram& Server::program_for(const StepPlan& plan, bool graph_replay) {
+  if (options_.eager && !graph_replay) {
+    // The eager path's temporaries follow every sequence's context: one program per step.
+    eager_seqs_.clear();
+    for (const ScheduledRequest& r : plan.scheduled) eager_seqs_.push_back({r.new_tokens, r.context_tokens});
+    eager_program_ = model::eager_step_program(*options_.model, eager_seqs_, *options_.eager, options_.sampler);
+    return eager_program_;
+  }
   auto key = std::make_tuple(plan.total_tokens, plan.seqs(), plan.decode_seqs, graph_replay);
   auto it = programs_.find(key);
   if (it != programs_.end()) return it->second;

@@ -16,6 +16,7 @@
 #include "sim/core/event_queue.hpp"
 #include "sim/engine/scheduler.hpp"
 #include "sim/latency/step_latency.hpp"
+#include "sim/model/eager_forward_program.hpp"
 #include "sim/model/forward_program.hpp"
 #include "sim/model/program_runner.hpp"
 #include "sim/model/sampler_program.hpp"
@@ -30,6 +31,9 @@ struct ServingOptions {
   int tp = 1;
   model::ForwardOptions forward;
   model::SamplerOptions sampler;
+  // An eager path (StartupResult::eager): each step's program is built from its sequences' contexts
+  // (eager_forward_program.hpp), not cached by shape.
+  std::optional<model::EagerOptions> eager;
   // Decode-only batches of at most this many sequences replay a captured CUDA graph (0: none).
   std::int64_t max_graph_batch = 0;
   OnOom on_oom = OnOom::stop;
@@ -144,6 +148,9 @@ class Server {
   // Step programs by (tokens, seqs, decode seqs, graph replay): shapes repeat, so a step rarely
   // builds one. Cleared when it grows past a bound, so memory stays flat on long traces.
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, bool>, model::AllocationProgram> programs_;
+  // The eager path's program of the current step and its sequences (capacity kept between steps).
+  model::AllocationProgram eager_program_;
+  std::vector<model::EagerSequence> eager_seqs_;
 };
 
 }  // namespace headroom::engine

@@ -15,13 +15,19 @@ namespace headroom::engine {
 using namespace knob_checks;
 
 std::string_view sglang_attention_backend_name(SglangAttentionBackend backend) {
-  return backend == SglangAttentionBackend::flashinfer ? "flashinfer" : "aiter";
+  switch (backend) {
+    case SglangAttentionBackend::flashinfer: return "flashinfer";
+    case SglangAttentionBackend::aiter: return "aiter";
+    case SglangAttentionBackend::torch_native: return "torch_native";
+  }
+  return "?";
 }
 
 SglangAttentionBackend parse_sglang_attention_backend(std::string_view text, std::string_view what) {
   if (text == "flashinfer") return SglangAttentionBackend::flashinfer;
   if (text == "aiter") return SglangAttentionBackend::aiter;
-  throw InputError(fmt::format("{}: expected one of flashinfer, aiter, got '{}'", what, text));
+  if (text == "torch_native") return SglangAttentionBackend::torch_native;
+  throw InputError(fmt::format("{}: expected one of flashinfer, aiter, torch_native, got '{}'", what, text));
 }
 
 SglangGpuDefaults sglang_gpu_defaults(std::optional<double> gpu_mem_mib, int tp) {
@@ -152,6 +158,19 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
     throw EngineConfigError("kind", fmt::format("sglang: model '{}' has sliding-window layers, whose SWA KV pool is not "
                                                  "modelled for SGLang (modelled: vLLM's hybrid KV-cache manager)",
                                                  d.model.name));
+  if (*c.attention_backend == SglangAttentionBackend::torch_native) {
+    if (d.model.is_mla() || d.model.is_moe())
+      throw EngineConfigError("attention_backend",
+                              fmt::format("sglang attention_backend: torch_native is modelled for dense models only "
+                                          "(model '{}' is {})",
+                                          d.model.name, d.model.is_mla() ? "MLA" : "MoE"));
+    // server_args.py _handle_attention_backend_compatibility: "Cuda graph is disabled because of
+    // using torch native attention backend".
+    if (!c.disable_cuda_graph) {
+      c.disable_cuda_graph = true;
+      filled.push_back({"disable_cuda_graph", "true", "SGLang disables CUDA graphs with the torch_native backend"});
+    }
+  }
   require_at_least("sglang", "page_size", c.page_size, 1);
   if (!(c.schedule_conservativeness > 0))
     throw EngineConfigError("schedule_conservativeness", fmt::format("sglang schedule_conservativeness: expected a value above 0, got {}",

@@ -13,8 +13,9 @@
 
 namespace headroom::engine {
 
-enum class SglangAttentionBackend { flashinfer, aiter };
-std::string_view sglang_attention_backend_name(SglangAttentionBackend backend);  // "flashinfer", "aiter"
+// torch_native: SDPA per request over gathered K/V, an eager activation program (§4d).
+enum class SglangAttentionBackend { flashinfer, aiter, torch_native };
+std::string_view sglang_attention_backend_name(SglangAttentionBackend backend);  // "flashinfer", "aiter", "torch_native"
 SglangAttentionBackend parse_sglang_attention_backend(std::string_view text, std::string_view what);
 
 struct SglangConfig {

@@ -35,7 +35,7 @@ constexpr EngineFlag kSglangFlags[] = {
     knob_flag("--cuda-graph-bs", "cuda_graph_bs", V::whole_list, F::values),
     knob_flag("--disable-cuda-graph", "disable_cuda_graph", V::boolean, F::store_true),
     knob_flag("--context-length", "context_length", V::whole),
-    knob_flag("--attention-backend", "attention_backend", V::choice, F::value, 1, "flashinfer=flashinfer aiter=aiter"),
+    knob_flag("--attention-backend", "attention_backend", V::choice, F::value, 1, "flashinfer=flashinfer aiter=aiter torch_native=torch_native"),
     knob_flag("--page-size", "page_size", V::whole),
     knob_flag("--schedule-conservativeness", "schedule_conservativeness", V::positive),
     knob_flag("--kv-cache-dtype", "kv_cache_dtype", V::choice, F::value, 1, "auto=auto bf16=bf16 bfloat16=bf16 fp8_e4m3=fp8 fp8_e5m2=fp8"),

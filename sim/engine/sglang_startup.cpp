@@ -152,6 +152,7 @@ class SglangStartup {
 
   Bytes workspace_for(std::int64_t kv_tokens) const {
     if (*c_.attention_backend == SglangAttentionBackend::flashinfer) return model::kSglangFlashInferWorkspace;
+    if (*c_.attention_backend == SglangAttentionBackend::torch_native) return 0;
     std::int64_t reqs = c_.max_running_requests ? *c_.max_running_requests : sglang_max_num_reqs(kv_tokens, context_len_);
     return aiter_workspace_bytes(reqs, d_.model.heads / d_.placement().attn_tp, d_.model.head_dim, workspace_context(kv_tokens));
   }
@@ -188,6 +189,16 @@ class SglangStartup {
   // init_attention_backend: FlashInfer's global workspace (§5) or aiter's per-request partitions
   // (§2.5), sized by the request pool's rows and the query heads on this rank.
   bool init_attention_backend() {
+    if (*c_.attention_backend == SglangAttentionBackend::torch_native) {
+      // TorchNativeAttnBackend keeps no buffer; each step's temporaries depend on every request's
+      // length: the eager program (§4d) replaces the compiled one while serving.
+      model::EagerOptions eager;
+      eager.path = model::EagerPath::sglang_torch_native;
+      eager.tp = d_.tp;
+      eager.context_len = context_len_;
+      r_.eager = eager;
+      return true;
+    }
     if (*c_.attention_backend == SglangAttentionBackend::flashinfer) {
       r_.forward.attention = model::AttentionBackend::flashinfer;
       r_.forward.attention_workspace = model::kSglangFlashInferWorkspace;

@@ -15,6 +15,7 @@
 #include "sim/device/device.hpp"
 #include "sim/engine/engine_config.hpp"
 #include "sim/engine/parallel_ranks.hpp"
+#include "sim/model/eager_forward_program.hpp"
 #include "sim/model/forward_program.hpp"
 #include "sim/model/program_runner.hpp"
 #include "sim/model/sampler_program.hpp"
@@ -136,6 +137,9 @@ struct StartupResult {
   model::ForwardOptions forward;
   model::SamplerOptions sampler;
   ParallelStartup parallel;
+  // Set where the engine runs an eager path whose temporaries depend on each sequence's context
+  // (SGLang's torch_native attention): serving steps run this program instead (§4d).
+  std::optional<model::EagerOptions> eager;
   bool kv_sized_by_policy = false;     // a policy's sizer decided kv_tokens, not the engine's arithmetic
   std::vector<std::string> log;        // the engine's start-up log lines, in order
   ServingMemory memory;

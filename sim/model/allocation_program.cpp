@@ -59,6 +59,28 @@ std::string_view tensor_name(Tensor tensor) {
     case Tensor::probs: return "probs";
     case Tensor::exponential_noise: return "exponential_noise";
     case Tensor::sampled_ids: return "sampled_ids";
+    case Tensor::input_ids: return "input_ids";
+    case Tensor::block_table: return "block_table";
+    case Tensor::positions: return "positions";
+    case Tensor::kv_index: return "kv_index";
+    case Tensor::norm_fp32: return "norm_fp32";
+    case Tensor::norm_square: return "norm_square";
+    case Tensor::norm_variance: return "norm_variance";
+    case Tensor::norm_eps: return "norm_eps";
+    case Tensor::norm_rsqrt: return "norm_rsqrt";
+    case Tensor::norm_scaled: return "norm_scaled";
+    case Tensor::norm_cast: return "norm_cast";
+    case Tensor::kv_gather: return "kv_gather";
+    case Tensor::kv_repeat: return "kv_repeat";
+    case Tensor::attn_mask: return "attn_mask";
+    case Tensor::sdpa_aux: return "sdpa_aux";
+    case Tensor::sdpa_out: return "sdpa_out";
+    case Tensor::attn_cat: return "attn_cat";
+    case Tensor::residual_add: return "residual_add";
+    case Tensor::silu: return "silu";
+    case Tensor::silu_mul: return "silu_mul";
+    case Tensor::last_index: return "last_index";
+    case Tensor::cublas_workspace: return "cublas_workspace";
   }
   return "?";
 }

@@ -63,6 +63,7 @@ engine::ServingResult serve(const Scenario& sc, engine::StartupResult& st,
   so.tp = sc.tp;
   so.forward = st.forward;
   so.sampler = st.sampler;
+  so.eager = st.eager;
   so.max_graph_batch = st.graph_batch_sizes.empty() ? 0 : st.graph_batch_sizes.back();
   so.on_oom = sc.on_oom;
   so.check_invariants = check_invariants;

@@ -179,6 +179,23 @@ TEST_CASE("SGLang resolve fills gpu_mem, the §2.1 defaults and the backend by v
   CHECK(*given.mem_fraction_static == 0.8);
 }
 
+TEST_CASE("SGLang torch_native turns CUDA graphs off, as server_args.py does, for dense models only") {
+  Deployment d = on("h100-sxm-80gb");
+  SglangConfig c;
+  c.attention_backend = SglangAttentionBackend::torch_native;
+  std::vector<FilledDefault> f = resolve(c, d);
+  CHECK(c.disable_cuda_graph);
+  REQUIRE(filled(f, "disable_cuda_graph"));
+  CHECK(filled(f, "disable_cuda_graph")->why == "SGLang disables CUDA graphs with the torch_native backend");
+  SglangConfig off;
+  off.attention_backend = SglangAttentionBackend::torch_native;
+  off.disable_cuda_graph = true;
+  const std::vector<FilledDefault> kept = resolve(off, d);
+  CHECK_FALSE(filled(kept, "disable_cuda_graph"));  // already off: nothing filled
+  CHECK(parse_sglang_attention_backend("torch_native", "b") == SglangAttentionBackend::torch_native);
+  CHECK(sglang_attention_backend_name(SglangAttentionBackend::torch_native) == "torch_native");
+}
+
 TEST_CASE("LightLLM defaults: batch_max_tokens 8448, 46 graph sizes up to 256 (§3)") {
   CHECK(lightllm_default_batch_max_tokens(16384, 4096, true) == 8448);
   CHECK(lightllm_default_batch_max_tokens(16384, 4096, false) == 16384);
@@ -264,7 +281,7 @@ TEST_CASE("engine option names parse in the engines' spellings and reject others
                     "TRITON_MLA, ROCM_AITER_MLA, got 'XFORMERS'");
   CHECK(parse_sglang_attention_backend("aiter", "b") == SglangAttentionBackend::aiter);
   CHECK_THROWS_WITH(parse_sglang_attention_backend("fa3", "sglang.attention_backend"),
-                    "sglang.attention_backend: expected one of flashinfer, aiter, got 'fa3'");
+                    "sglang.attention_backend: expected one of flashinfer, aiter, torch_native, got 'fa3'");
   CHECK(parse_usage_context("api-server", "u") == UsageContext::api_server);
   CHECK_THROWS_WITH(parse_usage_context("cli", "vllm.usage_context"),
                     "vllm.usage_context: expected one of api_server, llm_class, got 'cli'");
