@@ -441,7 +441,7 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
     const double steps = target / unit;
     double snapped = (up ? std::floor(steps + 1e-9) : std::ceil(steps - 1e-9)) * unit;
     snapped = std::round(snapped * 1e9) / 1e9;  // 0.87 rather than 0.87000000000000011
-    if (result.knob.whole && snapped < 1) snapped = 0;  // below the smallest setting: no answer
+    // Below a whole-number knob's smallest setting, or outside (0, 1] for a fraction: no answer.
     if (result.knob.whole ? snapped >= 1 : !result.knob.fraction || (snapped > 0 && snapped <= 1)) a.value = snapped;
   }
   a.memory_value = a.value;
