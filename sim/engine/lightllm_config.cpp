@@ -75,6 +75,16 @@ std::vector<FilledDefault> resolve(LightllmConfig& c, const Deployment& d) {
                                                 : "min(max_req_total_len, 2 × chunked_prefill_size + 256) (§3)"});
   }
   require_range("lightllm", "batch_max_tokens", *c.batch_max_tokens, 1, limits::kMaxBatchTokens);
+  // lightllm/server/api_start.py asserts these at start-up (the scheduler checks them again,
+  // lightllm_scheduler.cpp); here they name the scenario's key before anything runs.
+  if (!c.disable_chunked_prefill && *c.batch_max_tokens < c.chunked_prefill_size)
+    throw EngineConfigError("batch_max_tokens", fmt::format("lightllm batch_max_tokens {}: chunked prefill mode needs "
+                                                            "batch_max_tokens >= chunked_prefill_size ({})",
+                                                            *c.batch_max_tokens, c.chunked_prefill_size));
+  if (c.disable_chunked_prefill && *c.batch_max_tokens < c.max_req_total_len)
+    throw EngineConfigError("batch_max_tokens", fmt::format("lightllm batch_max_tokens {}: without chunked prefill "
+                                                            "batch_max_tokens must be >= max_req_total_len ({})",
+                                                            *c.batch_max_tokens, c.max_req_total_len));
   if (!c.graph_max_len_in_batch) {
     c.graph_max_len_in_batch = c.max_req_total_len;
     filled.push_back({"graph_max_len_in_batch", std::to_string(c.max_req_total_len), "max_req_total_len (§3)"});

@@ -10,6 +10,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/parallel.hpp"
 #include "sim/engine/engine_registry.hpp"
+#include "sim/engine/tunable_knobs.hpp"
 #include "sim/policy/policy_parameters.hpp"
 #include "sim/report/verdict.hpp"
 #include "sim/scenario/outcome.hpp"
@@ -19,11 +20,17 @@ namespace headroom::scenario {
 
 namespace {
 
-// Each engine's memory fraction (engine_registry.hpp), then the policies' parameters.
+// Each engine's memory fraction (engine_registry.hpp) and its whole-number knobs (tunable_knobs.hpp),
+// then the policies' parameters.
 const std::vector<KnobInfo>& knobs() {
   static const std::vector<KnobInfo> k = [] {
     std::vector<KnobInfo> v;
-    for (const engine::EngineTraits* e : engine::engines()) v.push_back({std::string(e->fraction_knob), true, "", true});
+    for (const engine::EngineTraits* e : engine::engines()) {
+      v.push_back({std::string(e->fraction_knob), true, "", true});
+      // More requests or tokens in a step: more throughput, and more memory per step.
+      for (const engine::WholeKnob& w : engine::whole_knobs())
+        if (w.engine == e->id) v.push_back({std::string(w.knob), true, "", false, true});
+    }
     // A larger share of the device is more aggressive; a larger buffer, margin or canary less so.
     for (const policy::PolicyParameter* p : policy::tunable_policy_parameters()) {
       const bool fraction = p->type == policy::ParameterType::fraction;
@@ -34,11 +41,20 @@ const std::vector<KnobInfo>& knobs() {
   return k;
 }
 
+// This engine's own knobs: its fraction and its whole-number knobs.
+std::vector<std::string> engine_knob_names(const engine::EngineTraits& e) {
+  std::vector<std::string> names{std::string(e.fraction_knob)};
+  for (const engine::WholeKnob& w : engine::whole_knobs())
+    if (w.engine == e.id) names.emplace_back(w.knob);
+  return names;
+}
+
 void require_engine(const Scenario& sc, const std::string& knob, const engine::EngineTraits& owner) {
   const engine::EngineTraits& mine = engine::engine_traits(sc.engine);
   if (mine.id != owner.id)
-    throw InputError(
-        fmt::format("--knob {}: a knob of {}, and this scenario's engine is {}", knob, owner.name, mine.name));
+    throw InputError(fmt::format("--knob {}: a knob of {}, and this scenario's engine is {}{}; {}'s knobs are {}", knob,
+                                 owner.name, mine.name, did_you_mean_suffix(knob, engine_knob_names(mine)), mine.name,
+                                 fmt::join(engine_knob_names(mine), ", ")));
 }
 
 // The knob's parameter must be one the scenario's policy reads (policy_parameters.hpp).
@@ -70,7 +86,7 @@ KnobInfo knob_info(const Scenario& sc, const std::string& name) {
   for (const KnobInfo& k : knobs()) {
     if (k.name != name) continue;
     Scenario probe = sc;
-    set_knob(probe, name, k.unit.empty() ? 0.5 : 1.0);  // throws when the knob does not apply
+    set_knob(probe, name, k.unit.empty() && !k.whole ? 0.5 : 1.0);  // throws when the knob does not apply
     return k;
   }
   throw InputError(fmt::format("--knob: unknown knob '{}'{}; expected one of {}", name,
@@ -91,6 +107,13 @@ void set_knob(Scenario& sc, const std::string& name, double value) {
     sc.engine_knob_place[name] = fmt::format("--knob {} = {}", name, value);
     require_engine(sc, name, *owner);
     owner->set_fraction(sc.engine, fraction(value));
+  } else if (const engine::WholeKnob* w = engine::find_whole_knob(name)) {
+    sc.engine_knob_place[name] = fmt::format("--knob {} = {}", name, value);
+    require_engine(sc, name, engine::engine_traits(w->engine));
+    // Past 2^53 a double holds no odd numbers; the engine's own limits (engine_limits.hpp) are far below.
+    if (!(value >= 1 && value <= 9007199254740992.0 && value == std::floor(value)))
+      throw InputError(fmt::format("--knob {}: {} is not a whole number of at least 1", name, value));
+    w->set(sc.engine, static_cast<std::int64_t>(value));
   } else if (const policy::PolicyParameter* p = tunable_parameter(name)) {
     require_policy(sc, name, *p);
     switch (p->type) {
@@ -185,9 +208,11 @@ void check_bisection(const TuneBisection& bisection) {
 }
 
 std::string engine_flag(const Scenario& sc, const std::string& knob, double value) {
-  const engine::EngineTraits* owner = engine::engine_with_fraction_knob(knob);
-  if (!owner || owner->id != engine::engine_traits(sc.engine).id) return "";
-  return fmt::format("{} {:g}", owner->fraction_flag, value);
+  const engine::EngineTraits& mine = engine::engine_traits(sc.engine);
+  if (knob == mine.fraction_knob) return fmt::format("{} {:g}", mine.fraction_flag, value);
+  const engine::WholeKnob* w = engine::find_whole_knob(knob);
+  if (!w || w->engine != mine.id) return "";
+  return fmt::format("{} {}", engine::knob_flag_name(mine, knob), static_cast<std::int64_t>(value));
 }
 
 namespace {
@@ -206,6 +231,7 @@ void check_tune_answer(const Scenario& sc, const std::string& knob, TuneResult& 
   const report::Verdict judged = report::judge(o, sc.slo);
   a.slo_met = judged.slo_met;
   a.overloaded = judged.overloaded;
+  a.kv_tokens = o.start.startup.kv_tokens;
   if (judged.slo_met != false) return;
   const std::string missed = fmt::format("{:.6g} misses the SLO ({})", *a.value, report::missed_slo(judged));
   const bool up = result.knob.higher_is_aggressive;
@@ -223,21 +249,66 @@ void check_tune_answer(const Scenario& sc, const std::string& knob, TuneResult& 
   a.slo_note = fmt::format("{}; {:.6g} is the most aggressive grid value on its safe side that meets it", missed,
                            found->value);
   a.value = found->value;
+  a.kv_tokens = found->kv_tokens;
   a.slo_met = found->slo_met;
   a.overloaded = found->overloaded;
 }
 
 }  // namespace
 
+namespace {
+
+// The grid: `points` values evenly over [lo, hi]; for a whole-number knob rounded to whole numbers,
+// each once.
+std::vector<double> grid_values(const KnobInfo& k, double lo, double hi, int points) {
+  if (lo == hi) points = 1;
+  std::vector<double> values;
+  for (int i = 0; i < points; ++i) {
+    double v = points == 1 ? lo : lo + (hi - lo) * static_cast<double>(i) / static_cast<double>(points - 1);
+    if (k.whole) v = std::round(v);
+    if (values.empty() || v != values.back()) values.push_back(v);
+  }
+  return values;
+}
+
+}  // namespace
+
+std::vector<double> check_tune_inputs(const Scenario& sc, const std::string& knob, double lo, double hi, int points,
+                                      const TuneBisection& bisection) {
+  const KnobInfo k = knob_info(sc, knob);
+  if (!(lo <= hi)) throw InputError(fmt::format("--range: LO {} is above HI {}", lo, hi));
+  if (points < 1 || points > 100000) throw InputError(fmt::format("--points: expected 1 to 100000, got {}", points));
+  check_bisection(bisection);
+  if (k.whole) {
+    auto whole = [](double v) { return v >= 1 && v == std::floor(v); };
+    if (!whole(lo) || !whole(hi))
+      throw InputError(fmt::format("--range: {} takes whole numbers of at least 1, got {}:{}", knob, lo, hi));
+    if (bisection.resolution && !whole(*bisection.resolution))
+      throw InputError(fmt::format("--resolution: {} takes whole numbers: expected a whole number of at least 1, got {}",
+                                   knob, *bisection.resolution));
+  }
+  const std::vector<double> values = grid_values(k, lo, hi, points);
+  // Every grid value through the setter, and for an engine knob through the engine's own checks
+  // (its limits and cross-field rules: vLLM's max_num_batched_tokens >= max_num_seqs), before any run.
+  for (double v : values) {
+    Scenario s = sc;
+    set_knob(s, knob, v);
+    if (!k.whole) continue;
+    try {
+      check_engine(s);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("--range {:g}:{:g}: at {} = {:g}: {}", lo, hi, knob, v, e.what()));
+    }
+  }
+  return values;
+}
+
 TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double hi, int points,
                 const std::vector<StressVariant>& variants, unsigned threads, const TuneBisection& bisection,
                 bool check_answer) {
   TuneResult result;
   result.knob = knob_info(sc, knob);
-  if (!(lo <= hi)) throw InputError(fmt::format("--range: LO {} is above HI {}", lo, hi));
-  if (points < 1 || points > 100000) throw InputError(fmt::format("--points: expected 1 to 100000, got {}", points));
-  check_bisection(bisection);
-  if (lo == hi) points = 1;
+  const std::vector<double> values = check_tune_inputs(sc, knob, lo, hi, points, bisection);
   result.variants = variants;
   result.threads = worker_count(threads);
   const auto started_at = std::chrono::steady_clock::now();
@@ -249,10 +320,7 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
     workload::Request r;
     while (source->next(r)) duration_s = r.arrival_s;
   }
-  std::vector<double> values;
-  for (int i = 0; i < points; ++i)
-    values.push_back(points == 1 ? lo : lo + (hi - lo) * static_cast<double>(i) / static_cast<double>(points - 1));
-  result.step = points > 1 ? (hi - lo) / static_cast<double>(points - 1) : 0;
+  result.step = values.size() > 1 ? (hi - lo) / static_cast<double>(values.size() - 1) : 0;
   std::vector<Scenario> variant_scenarios;
   for (const StressVariant& v : variants) variant_scenarios.push_back(stressed(sc, v, duration_s));
   for (Scenario& s : variant_scenarios) set_knob(s, knob, values.front());  // bad values fail before any run
@@ -319,7 +387,12 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
   // resolution, the variants in parallel (each bisection is sequential, so deterministic).
   TuneAnswer& a = result.answer;
   const bool up = result.knob.higher_is_aggressive;
-  a.resolution = bisection.resolution.value_or(result.knob.fraction ? 0.005 : (result.step > 0 ? result.step / 8 : 1));
+  // A whole-number knob: an eighth of the grid step in whole numbers, at least 1.
+  const double default_resolution = result.knob.fraction ? 0.005
+                                    : result.knob.whole  ? std::max(1.0, std::floor(result.step / 8))
+                                    : result.step > 0    ? result.step / 8
+                                                         : 1;
+  a.resolution = bisection.resolution.value_or(default_resolution);
   a.cliffs.resize(variants.size());
   parallel_for(variants.size(), threads, [&](std::size_t v) {
     VariantCliff& c = a.cliffs[v];
@@ -332,7 +405,9 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
       c.safe = values[i];
     }
     while (c.safe && c.failing && std::abs(*c.failing - *c.safe) > a.resolution * (1 + 1e-9)) {  // not 0.0050000000000000044
-      const double mid = (*c.safe + *c.failing) / 2;
+      // Whole numbers: the gap is above the resolution (at least 1), so at least 2, and the floor of
+      // the middle lies strictly inside it.
+      const double mid = result.knob.whole ? std::floor((*c.safe + *c.failing) / 2) : (*c.safe + *c.failing) / 2;
       Scenario s = variant_scenarios[v];
       set_knob(s, knob, mid);
       s.on_oom = engine::OnOom::stop;
@@ -360,17 +435,117 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
   if (every_safe && a.safe) {
     // Below the cliff by the margin, onto the resolution's grid towards safety (none past the cliff:
     // with no failure in the range the margin still applies to the most aggressive value tried).
+    // A whole-number knob: to a whole number, not onto the resolution's grid (608 rather than 576).
     const double target = up ? *a.safe - a.margin : *a.safe + a.margin;
-    const double steps = target / a.resolution;
-    double snapped = (up ? std::floor(steps + 1e-9) : std::ceil(steps - 1e-9)) * a.resolution;
+    const double unit = result.knob.whole ? 1.0 : a.resolution;
+    const double steps = target / unit;
+    double snapped = (up ? std::floor(steps + 1e-9) : std::ceil(steps - 1e-9)) * unit;
     snapped = std::round(snapped * 1e9) / 1e9;  // 0.87 rather than 0.87000000000000011
-    if (!result.knob.fraction || (snapped > 0 && snapped <= 1)) a.value = snapped;
+    // Below a whole-number knob's smallest setting, or outside (0, 1] for a fraction: no answer.
+    if (result.knob.whole ? snapped >= 1 : !result.knob.fraction || (snapped > 0 && snapped <= 1)) a.value = snapped;
   }
   a.memory_value = a.value;
   if (a.value && (check_answer || sc.slo.any())) check_tune_answer(sc, knob, result);
   if (a.value) a.flag = engine_flag(sc, knob, *a.value);
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count();
   return result;
+}
+
+namespace {
+
+// An error of the knob's setter as --with's: "--knob X: ..." reads "--with X: ...".
+InputError as_with(const InputError& e, const std::string& place) {
+  const std::string what = e.what();
+  if (what.starts_with("--knob")) return InputError("--with" + what.substr(6));
+  return InputError(fmt::format("{}: {}", place, what));
+}
+
+}  // namespace
+
+std::pair<std::string, std::vector<double>> parse_with(const Scenario& sc, const std::string& knob,
+                                                       const std::string& text) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw InputError(fmt::format("--with: '{}' is not KNOB=V1,V2,..., e.g. max_num_seqs=128,256,512", text));
+  const std::string with = text.substr(0, eq);
+  if (with == knob) throw InputError(fmt::format("--with: {} is the knob tuned (--knob); name a second knob", with));
+  try {
+    knob_info(sc, with);
+  } catch (const InputError& e) {
+    throw as_with(e, "--with");
+  }
+  std::vector<double> values;
+  std::size_t start = eq + 1;
+  while (start <= text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    double v = 0;
+    bool parsed = false;
+    try {
+      std::size_t used = 0;
+      v = std::stod(item, &used);
+      parsed = used == item.size() && std::isfinite(v);
+    } catch (const std::exception&) {
+      parsed = false;
+    }
+    if (!parsed) throw InputError(fmt::format("--with {}: '{}' is not a number", with, item));
+    Scenario s = sc;
+    try {
+      set_knob(s, with, v);
+      check_engine(s);
+    } catch (const InputError& e) {
+      throw as_with(e, fmt::format("--with {}={}", with, item));
+    }
+    if (std::find(values.begin(), values.end(), v) != values.end())
+      throw InputError(fmt::format("--with {}: {} is listed twice", with, item));
+    values.push_back(v);
+    start = end + 1;
+    if (end == text.size()) break;
+  }
+  // A small grid: each value is a whole tune of the first knob.
+  if (values.size() > 16) throw InputError(fmt::format("--with {}: {} values; at most 16", with, values.size()));
+  std::sort(values.begin(), values.end());
+  return {with, values};
+}
+
+JointTuneResult tune_jointly(const Scenario& sc, const std::string& knob, double lo, double hi, int points,
+                             const std::vector<StressVariant>& variants, const std::string& with_knob,
+                             const std::vector<double>& with_values, unsigned threads, const TuneBisection& bisection) {
+  JointTuneResult joint;
+  joint.with = knob_info(sc, with_knob);
+  const auto started_at = std::chrono::steady_clock::now();
+  for (double w : with_values) {
+    Scenario s = sc;
+    set_knob(s, with_knob, w);
+    check_engine(s);
+    joint.slices.push_back({w, tune(s, knob, lo, hi, points, variants, threads, bisection, true)});
+    joint.simulations += joint.slices.back().result.simulations;
+  }
+  // The most KV tokens of the qualifying pairs: the first knob buys KV capacity, and the second's
+  // throughput is judged by the verdict (a batch too small to keep up is overloaded or misses the SLO).
+  const bool up = joint.with.higher_is_aggressive;
+  for (std::size_t i = 0; i < joint.slices.size(); ++i) {
+    const TuneAnswer& a = joint.slices[i].result.answer;
+    if (!a.value || !a.kv_tokens || a.slo_met == false || a.overloaded == true) continue;
+    if (!joint.chosen) {
+      joint.chosen = i;
+      continue;
+    }
+    const JointSlice& best = joint.slices[*joint.chosen];
+    const std::int64_t kv = *best.result.answer.kv_tokens;
+    const bool more_aggressive = up ? joint.slices[i].with_value > best.with_value : joint.slices[i].with_value < best.with_value;
+    if (*a.kv_tokens > kv || (*a.kv_tokens == kv && more_aggressive)) joint.chosen = i;
+  }
+  if (joint.chosen) {
+    const JointSlice& c = joint.slices[*joint.chosen];
+    for (const auto& [name, value] : {std::pair{with_knob, c.with_value}, std::pair{knob, *c.result.answer.value}}) {
+      const std::string flag = engine_flag(sc, name, value);
+      joint.flags.push_back(flag.empty() ? fmt::format("{} = {:.6g}", name, value) : flag);
+    }
+  }
+  joint.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count();
+  return joint;
 }
 
 }  // namespace headroom::scenario

@@ -2,10 +2,13 @@
 // `headroom tune`: the most aggressive value of one knob that never runs out of memory, on the
 // scenario's workload and on stressed variants of it, by a grid over [lo, hi] evaluated on every
 // core. For a memory fraction the most aggressive value is the largest (more KV); for a buffer
-// (k, margin, floor, canary) the smallest.
+// (k, margin, floor, canary) the smallest; for the requests or tokens of a step (max_num_seqs,
+// max_num_batched_tokens and the other engines' names) the largest, a whole number. Jointly with a
+// second knob: the first knob's answer at each of a few values of the second (tune_jointly).
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/scenario/scenario.hpp"
@@ -17,6 +20,7 @@ struct KnobInfo {
   bool higher_is_aggressive = true;  // fractions: true; buffers: false
   std::string unit;                  // "" or "MiB"
   bool fraction = false;             // a share in (0, 1]: resolution 0.005, margin at least 0.01
+  bool whole = false;                // a whole number of at least 1 (requests or tokens of a step)
 };
 // The knobs tune understands for this scenario's engine and policy; InputError with the list
 // otherwise.
@@ -85,6 +89,7 @@ struct TuneAnswer {
   bool checked = false;          // the answer's base run was simulated (an SLO, or asked for)
   std::optional<bool> slo_met, overloaded;  // that run's verdict (the grid's, for a grid value)
   std::string slo_note;          // why the answer is not memory_value, or why there is none
+  std::optional<std::int64_t> kv_tokens;  // the answer's KV capacity on the base variant, when checked
 };
 
 // --resolution and --margin: nullopt takes the knob's default (a fraction: 0.005 and at least 0.01;
@@ -112,14 +117,45 @@ struct TuneResult {
 // or non-negative (margin) finite number.
 void check_bisection(const TuneBisection& bisection);
 
+// Every input of tune() checked before anything runs (the knob, the range, points, --resolution and
+// --margin, and each grid value through the knob's setter and the engine's own checks): InputError
+// naming the flag. Returns the grid's values.
+std::vector<double> check_tune_inputs(const Scenario& scenario, const std::string& knob, double lo, double hi,
+                                      int points, const TuneBisection& bisection);
+
 // `check_answer`: simulate the answer on the base variant for its verdict even without an SLO (with
 // one it always is).
 TuneResult tune(const Scenario& scenario, const std::string& knob, double lo, double hi, int points,
                 const std::vector<StressVariant>& variants, unsigned threads = 0, const TuneBisection& bisection = {},
                 bool check_answer = false);
 
+// Tuned jointly (`--with KNOB=V1,V2,...`): `knob`'s answer, as tune() finds it with its answer
+// always checked on the base variant, at each value of a second knob. The answer is the pair with
+// the most KV tokens of those whose answer is safe on every variant, not overloaded on the base
+// variant and, with an SLO, meeting it; ties go to the more aggressive second value.
+struct JointSlice {
+  double with_value = 0;
+  TuneResult result;
+};
+struct JointTuneResult {
+  KnobInfo with;
+  std::vector<JointSlice> slices;      // by the second knob's value, ascending
+  std::optional<std::size_t> chosen;   // the slice of the answer; none when no pair qualifies
+  std::vector<std::string> flags;      // the chosen pair as the engine's flags (or knob = value), second knob first
+  std::int64_t simulations = 0;
+  double wall_s = 0;
+};
+// "max_num_seqs=128,256,512": the knob (InputError "--with: ..." when it is `knob` itself, or not a
+// knob of this scenario) and its values, each valid for it, distinct, at most 16; sorted ascending.
+std::pair<std::string, std::vector<double>> parse_with(const Scenario& scenario, const std::string& knob,
+                                                       const std::string& text);
+JointTuneResult tune_jointly(const Scenario& scenario, const std::string& knob, double lo, double hi, int points,
+                             const std::vector<StressVariant>& variants, const std::string& with_knob,
+                             const std::vector<double>& with_values, unsigned threads = 0,
+                             const TuneBisection& bisection = {});
+
 // The knob's value as the engine's command line takes it, or "" when the knob is not an engine's
-// fraction (a policy parameter has no flag).
+// (a policy parameter has no flag).
 std::string engine_flag(const Scenario& scenario, const std::string& knob, double value);
 
 }  // namespace headroom::scenario
