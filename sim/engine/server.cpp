@@ -33,8 +33,11 @@ const model::AllocationProgram& Server::program_for(const StepPlan& plan, bool g
   if (programs_.size() >= kMaxCachedPrograms) programs_.clear();
   model::AllocationProgram program;
   if (graph_replay) {
-    // The captured graph reuses the addresses it got at capture: only the eager sampler allocates.
-    program = model::sampler_program(*options_.model, plan.seqs(), options_.tp, options_.sampler);
+    // The captured graph reuses the addresses it got at capture: only the eager sampler allocates,
+    // from the graph's logits where the graph made them (SGLang, LightLLM).
+    model::SamplerOptions sampler = options_.sampler;
+    sampler.logits_from_graph = options_.graph_computes_logits;
+    program = model::sampler_program(*options_.model, plan.seqs(), options_.tp, sampler);
   } else {
     model::ForwardShape shape{plan.total_tokens, plan.seqs(), plan.decode_seqs, options_.tp};
     program = model::step_program(*options_.model, shape, options_.forward, options_.sampler);

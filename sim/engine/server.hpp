@@ -30,6 +30,8 @@ struct ServingOptions {
   int tp = 1;
   model::ForwardOptions forward;
   model::SamplerOptions sampler;
+  // The captured graphs end with the fp32 logits (StartupResult::graph_computes_logits).
+  bool graph_computes_logits = false;
   // Decode-only batches of at most this many sequences replay a captured CUDA graph (0: none).
   std::int64_t max_graph_batch = 0;
   OnOom on_oom = OnOom::stop;

@@ -122,6 +122,9 @@ struct StartupResult {
   // What the serving forward passes use: attention backend and workspace, sampler path.
   model::ForwardOptions forward;
   model::SamplerOptions sampler;
+  // The captured decode graphs end with the fp32 logits (SGLang, LightLLM): a replayed step's
+  // sampler starts from them (SamplerOptions::logits_from_graph).
+  bool graph_computes_logits = false;
   bool kv_sized_by_policy = false;     // a policy's sizer decided kv_tokens, not the engine's arithmetic
   std::vector<std::string> log;        // the engine's start-up log lines, in order
   ServingMemory memory;
