@@ -392,12 +392,10 @@ class VllmStartup {
   // and FA3 (aot_schedule), batches up to the largest capture size pass max_num_splits =
   // VLLM_FLASH_ATTN_MAX_NUM_SPLITS_FOR_CUDA_GRAPH (32, vllm/envs.py since #25274; 16 before) so the
   // split accumulators are sized at capture. FA3 runs on Hopper only (fa_utils.py
-  // get_flash_attn_version); the GPU profile has no compute capability, so Hopper is an NVIDIA
-  // GPU with FP8 but no FP4 tensor cores and HBM bandwidth (Ada's GDDR parts have FP8 too).
+  // get_flash_attn_version: compute capability 9.x); a profile without compute_capability is taken
+  // as FA2 (no accumulators), docs/models-and-gpus.md.
   int flash_attn_splits_in_full_graphs() const {
-    const device::GpuProfile& g = d_.gpu;
-    const bool hopper = g.vendor == "nvidia" && g.dense_fp8_flops_per_s && !g.dense_fp4_flops_per_s &&
-                        g.bandwidth_bytes_per_s >= 1.5e12;
+    const bool hopper = d_.gpu.compute_capability_major() == 9;
     if (*c_.attention_backend != VllmAttentionBackend::flash_attn || !hopper || c_.version == VllmVersion::v0_6)
       return 0;
     return kVllmFlashAttnMaxNumSplitsForCudaGraph;
