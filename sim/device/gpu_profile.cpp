@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -80,12 +81,23 @@ GpuProfile parse_gpu_profile(std::string_view yaml, const std::string& file) {
   if (!root.IsMap()) throw InputError(fmt::format("{}: expected a mapping of keys at the top level", file));
   Section top(root, file, "");
   top.check_keys({"name", "vendor", "source", "source_note", "memory", "bandwidth_bytes_per_s",
-                  "dense_bf16_flops_per_s", "dense_fp8_flops_per_s", "dense_fp4_flops_per_s", "latency", "calibration"});
+                  "dense_bf16_flops_per_s", "dense_fp8_flops_per_s", "dense_fp4_flops_per_s", "latency", "calibration",
+                  "compute_capability"});
   GpuProfile p;
   p.name = top.text("name");
   p.vendor = top.choice("vendor", {"nvidia", "amd"});
   p.source = top.choice("source", {"datasheet", "measured"});
   p.source_note = top.text("source_note");
+  if (top.present("compute_capability")) {
+    const std::string cc = top.text("compute_capability");
+    if (p.vendor != "nvidia")
+      top.fail(top.value("compute_capability"), "compute_capability",
+               fmt::format("is NVIDIA's compute capability; an {} GPU has none", p.vendor));
+    if (!std::regex_match(cc, std::regex("[1-9][0-9]?\\.[0-9]")))
+      top.fail(top.value("compute_capability"), "compute_capability",
+               fmt::format("expected major.minor such as \"9.0\", got '{}'", cc));
+    p.compute_capability = cc;
+  }
 
   Section memory = top.child("memory");
   memory.check_keys({"capacity_bytes", "capacity_note", "context_bytes", "granularity_bytes", "free_at_start_bytes",
@@ -120,6 +132,7 @@ std::string gpu_profile_yaml(const GpuProfile& p) {
   };
   line("", "name", yaml_quoted(p.name));
   line("", "vendor", p.vendor);
+  if (!p.compute_capability.empty()) line("", "compute_capability", yaml_quoted(p.compute_capability));
   line("", "source", p.source);
   line("", "source_note", yaml_quoted(p.source_note));
   y += "memory:\n";
@@ -192,9 +205,13 @@ GpuProfile load_gpu_profile(std::string_view name_or_path) {
       "unknown GPU profile '{}'{} (built-in: {}; or give the path of a profile YAML file with the keys name, vendor, "
       "source, source_note (where each figure comes from: required), memory.capacity_bytes, memory.context_bytes, "
       "memory.granularity_bytes, bandwidth_bytes_per_s, dense_bf16_flops_per_s and dense_fp8_flops_per_s (null "
-      "without FP8), optionally memory.capacity_note and dense_fp4_flops_per_s: docs/models-and-gpus.md, \"GPU "
+      "without FP8), optionally memory.capacity_note, dense_fp4_flops_per_s and compute_capability: docs/models-and-gpus.md, \"GPU "
       "profiles\")",
       name_or_path, did_you_mean_product_suffix(name_or_path, suggestable), fmt::join(names, ", ")));
+}
+
+int GpuProfile::compute_capability_major() const {
+  return compute_capability.empty() ? 0 : std::stoi(compute_capability.substr(0, compute_capability.find('.')));
 }
 
 DeviceSpec device_spec(const GpuProfile& profile) {

@@ -46,6 +46,9 @@ struct Calibration {
 struct GpuProfile {
   std::string name;
   std::string vendor;       // nvidia | amd
+  // NVIDIA's compute capability "major.minor" (developer.nvidia.com/cuda-gpus): engines pick kernels
+  // by it (vLLM fa_utils.py: FlashAttention 3 on 9.x). Empty: not given (AMD, or a user profile).
+  std::string compute_capability;
   std::string source;       // datasheet | measured
   std::string source_note;  // where the figures come from
   Bytes capacity_bytes = 0;     // totalGlobalMem as the driver reports it
@@ -61,6 +64,8 @@ struct GpuProfile {
   LatencyCoefficients latency;
   std::optional<Calibration> calibration;
   bool operator==(const GpuProfile&) const = default;
+  // The major version of compute_capability; 0 when it is not given.
+  int compute_capability_major() const;
 };
 
 // Parses profile YAML. `file` names the source in errors ("<file>:<line>:<col>: ...").

@@ -179,7 +179,13 @@ class LightllmStartup {
     if (c_.disable_cudagraph) return true;
     std::vector<int> sizes =
         lightllm_graph_batch_sizes(c_.graph_max_batch_size, c_.graph_split_batch_size, c_.graph_grow_step_size);
-    if (!capture_decode_graphs(r_, d_, sizes)) return false;
+    // cuda_graph.py _capture_decode: self.graph[batch_size] = (graph_obj, infer_state,
+    // model_output); the post layer's fp32 [bs, vocab] logits (ans_logics) stay with each graph.
+    DecodeGraph graph;
+    graph.forward = r_.forward;
+    graph.logits = model::GraphLogitsOutput::kept;
+    if (!capture_decode_graphs(r_, d_, sizes, graph)) return false;
+    r_.graph_computes_logits = true;
     r_.graph_batch_sizes = sizes;
     return true;
   }

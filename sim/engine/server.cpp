@@ -40,10 +40,14 @@ const model::AllocationProgram& Server::program_for(const StepPlan& plan, bool g
   if (programs_.size() >= kMaxCachedPrograms) programs_.clear();
   model::AllocationProgram program;
   if (graph_replay) {
-    // The captured graph reuses the addresses it got at capture: only the eager sampler allocates.
-    // Only the last pipeline stage samples.
-    if (model::runs_sampler(options_.forward))
-      program = model::sampler_program(*options_.model, plan.seqs(), options_.tp, options_.sampler);
+    // The captured graph reuses the addresses it got at capture: only the eager sampler allocates,
+    // from the graph's logits where the graph made them (SGLang, LightLLM). Only the last pipeline
+    // stage samples.
+    if (model::runs_sampler(options_.forward)) {
+      model::SamplerOptions sampler = options_.sampler;
+      sampler.logits_from_graph = options_.graph_computes_logits;
+      program = model::sampler_program(*options_.model, plan.seqs(), options_.tp, sampler);
+    }
   } else {
     model::ForwardShape shape{plan.total_tokens, plan.seqs(), plan.decode_seqs, options_.tp};
     program = model::step_program(*options_.model, shape, options_.forward, options_.sampler);

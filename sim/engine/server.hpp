@@ -34,6 +34,8 @@ struct ServingOptions {
   // An eager path (StartupResult::eager): each step's program is built from its sequences' contexts
   // (eager_forward_program.hpp), not cached by shape.
   std::optional<model::EagerOptions> eager;
+  // The captured graphs end with the fp32 logits (StartupResult::graph_computes_logits).
+  bool graph_computes_logits = false;
   // Decode-only batches of at most this many sequences replay a captured CUDA graph (0: none).
   std::int64_t max_graph_batch = 0;
   OnOom on_oom = OnOom::stop;

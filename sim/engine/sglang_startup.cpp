@@ -221,7 +221,23 @@ class SglangStartup {
     } else {
       sizes = sglang_cuda_graph_batch_sizes(*c_.cuda_graph_max_bs, f_.max_num_reqs);
     }
-    if (!capture_decode_graphs(r_, d_, sizes)) return false;
+    if (sizes.empty()) return true;
+    // CudaGraphRunner.__init__ (cuda_graph_runner.py, v0.5.x): next_token_logits_buffer, fp32
+    // [max_bs, vocab_size], made before the captures; each graph's logits processor copies its
+    // logits into it (logits_processor.py _get_logits), so no graph keeps logits of its own.
+    const Bytes max_bs = static_cast<Bytes>(*std::max_element(sizes.begin(), sizes.end()));
+    alloc::CachingAllocator& a = *r_.memory.allocator;
+    alloc::Block* logits = a.malloc(max_bs * static_cast<Bytes>(d_.model.vocab) * 4);
+    if (!logits) {
+      fail_oom(r_, StartupStage::cuda_graph_capture, *a.last_oom(), d_);
+      return false;
+    }
+    r_.memory.engine_buffers.push_back(logits);  // not a workspace: bytes.reserved holds it
+    DecodeGraph graph;
+    graph.forward = r_.forward;
+    graph.logits = model::GraphLogitsOutput::engine_buffer;
+    if (!capture_decode_graphs(r_, d_, sizes, graph)) return false;
+    r_.graph_computes_logits = true;
     r_.graph_batch_sizes = sizes;
     return true;
   }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -178,22 +179,48 @@ bool run_eager(StartupResult& r, const model::AllocationProgram& program, model:
   return run.completed;
 }
 
-bool capture_decode_graphs(StartupResult& r, const Deployment& d, const std::vector<int>& sizes) {
+namespace {
+
+// One decode graph's program: the forward, then (SGLang, LightLLM) the logits processor.
+model::AllocationProgram decode_graph_program(const Deployment& d, int size, const model::ForwardOptions& forward,
+                                              std::optional<model::GraphLogitsOutput> logits) {
+  const model::ForwardShape shape{size, size, size, d.tp};
+  if (!logits) return model::forward_program(d.model, shape, forward);
+  model::ProgramBuilder builder(fmt::format("decode graph {} bs={} tp={}", d.model.name, size, d.tp), d.model.layers);
+  const std::uint32_t hidden = model::emit_forward(builder, d.model, shape, forward);
+  model::emit_graph_logits(builder, d.model, size, d.tp, *logits);
+  builder.set_layer(model::kNoLayer);
+  builder.free(hidden);
+  return builder.finish();
+}
+
+}  // namespace
+
+bool capture_decode_graphs(StartupResult& r, const Deployment& d, const std::vector<int>& sizes,
+                           const DecodeGraph& graph) {
   if (sizes.empty()) return true;
   // torch.cuda.graph_pool_handle() ids are (0, n); one pool shared by every graph (§1.5, §2.3, §3).
   GraphCaptureOptions options;
   r.memory.graph_pool = options.shared_pool;
   std::vector<int> order(sizes);
   std::sort(order.begin(), order.end(), std::greater<>());  // largest first, as all three engines
-  // The graph is the decode forward; the engines drop its output after capture (vLLM's
-  // weak_ref_tensors in compilation/cuda_graph.py), so the program frees everything.
+  // A graph that keeps its logits (LightLLM) warms up with the same forward, whose output dies.
+  const bool kept = graph.logits == model::GraphLogitsOutput::kept;
+  const std::optional<model::GraphLogitsOutput> warmup_logits =
+      kept ? std::optional<model::GraphLogitsOutput>(model::GraphLogitsOutput::dropped) : graph.logits;
   std::vector<model::AllocationProgram> programs;
-  programs.reserve(order.size());
+  programs.reserve(2 * order.size());
   std::vector<GraphCaptureStep> steps;
   steps.reserve(order.size());
   for (int size : order) {
-    programs.push_back(model::forward_program(d.model, model::ForwardShape{size, size, size, d.tp}, r.forward));
-    steps.push_back(GraphCaptureStep{&programs.back(), &programs.back()});
+    programs.push_back(decode_graph_program(d, size, graph.forward, graph.logits));
+    const model::AllocationProgram* capture = &programs.back();
+    const model::AllocationProgram* warmup = capture;
+    if (kept) {
+      programs.push_back(decode_graph_program(d, size, graph.forward, warmup_logits));
+      warmup = &programs.back();
+    }
+    steps.push_back(GraphCaptureStep{warmup, capture});
   }
   const GraphCaptureRun run =
       capture_graphs(*r.memory.allocator, *r.memory.slots, r.memory.graph_rng_state, steps, options);
@@ -241,6 +268,12 @@ ProfileMeasurement profile_forward(StartupResult& r, const Deployment& d, std::i
   return p;
 }
 
+model::SamplerOptions graph_sampler(const StartupResult& r) {
+  model::SamplerOptions s = r.sampler;
+  s.logits_from_graph = r.graph_computes_logits;
+  return s;
+}
+
 StressMeasurement stress(StartupResult& r, const Deployment& d, std::int64_t prefill_tokens, std::int64_t decode_seqs) {
   alloc::CachingAllocator& a = *r.memory.allocator;
   StressMeasurement s;
@@ -255,7 +288,7 @@ StressMeasurement stress(StartupResult& r, const Deployment& d, std::int64_t pre
   } else if (decode_seqs > 0) {
     const bool graph = !r.graph_batch_sizes.empty() && decode_seqs <= r.graph_batch_sizes.back();
     model::AllocationProgram decode =
-        graph ? (model::runs_sampler(r.forward) ? model::sampler_program(d.model, decode_seqs, d.tp, r.sampler)
+        graph ? (model::runs_sampler(r.forward) ? model::sampler_program(d.model, decode_seqs, d.tp, graph_sampler(r))
                                                 : model::AllocationProgram{})
               : model::step_program(d.model, model::ForwardShape{decode_seqs, decode_seqs, decode_seqs, d.tp},
                                     r.forward, r.sampler);

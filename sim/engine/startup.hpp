@@ -169,11 +169,20 @@ bool allocate_engine_buffer(StartupResult& r, const Deployment& deployment, Byte
 // apart from the peak, the caller decides the message). `run` receives the measurement.
 bool run_eager(StartupResult& r, const model::AllocationProgram& program, model::ProgramRun& run);
 
+// What one engine's decode graph computes beyond the plain decode forward (§1.5).
+struct DecodeGraph {
+  model::ForwardOptions forward;  // the captured forward's options (vLLM FULL graphs: FA3's splits)
+  // The logits processor runs inside the graph (SGLang, LightLLM) and where its fp32 logits go;
+  // nullopt: the graph ends at the hidden states, which the engine drops (vLLM: weak_ref_tensors).
+  std::optional<model::GraphLogitsOutput> logits;
+};
+
 // Captures one decode graph per size, largest first, into the shared private pool
 // (graph_capture.hpp): an eager warm-up in the default pool, the generator's two RNG-state tensors
-// outside the pool at the process's first capture, then the forward captured into the pool
-// (r.forward options). False (and `r` failed) on OOM.
-bool capture_decode_graphs(StartupResult& r, const Deployment& deployment, const std::vector<int>& sizes);
+// outside the pool at the process's first capture, then `graph` captured into the pool. False
+// (and `r` failed) on OOM.
+bool capture_decode_graphs(StartupResult& r, const Deployment& deployment, const std::vector<int>& sizes,
+                           const DecodeGraph& graph);
 
 // A profile forward as vLLM's profile_run does it (§1.1): empty_cache, reset the peaks, one
 // eager step of `tokens` tokens over `seqs` sequences plus the sampler, then empty_cache again.
@@ -187,6 +196,9 @@ struct ProfileMeasurement {
 };
 ProfileMeasurement profile_forward(StartupResult& r, const Deployment& deployment, std::int64_t tokens,
                                    std::int64_t seqs);
+
+// The sampler of a step that replays a captured graph: from the graph's logits where it made them.
+model::SamplerOptions graph_sampler(const StartupResult& r);
 
 // The stress LightLLM PR #1273 validates with: one prefill of `prefill_tokens` tokens (a single
 // request, greedy sampling) and one decode step of `decode_seqs` sequences (a graph replay when

@@ -140,6 +140,9 @@ struct StartupResult {
   // Set where the engine runs an eager path whose temporaries depend on each sequence's context
   // (SGLang's torch_native attention): serving steps run this program instead (§4d).
   std::optional<model::EagerOptions> eager;
+  // The captured decode graphs end with the fp32 logits (SGLang, LightLLM): a replayed step's
+  // sampler starts from them (SamplerOptions::logits_from_graph).
+  bool graph_computes_logits = false;
   bool kv_sized_by_policy = false;     // a policy's sizer decided kv_tokens, not the engine's arithmetic
   std::vector<std::string> log;        // the engine's start-up log lines, in order
   ServingMemory memory;

@@ -54,6 +54,9 @@ std::vector<Bytes> vllm_aiter_mla_buffers(std::int64_t max_num_seqs, std::int64_
 
 namespace {
 
+// vllm/envs.py VLLM_FLASH_ATTN_MAX_NUM_SPLITS_FOR_CUDA_GRAPH default (#25274, v0.11.0).
+constexpr int kVllmFlashAttnMaxNumSplitsForCudaGraph = 32;
+
 // vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run (§1.1).
 std::string sampler_oom_message(std::int64_t num_reqs) {
   return fmt::format(
@@ -70,19 +73,26 @@ bool is_sampler_tensor(model::Tensor t) {
 // vLLM prints GiB with two decimals in its start-up messages.
 std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / static_cast<double>(GiB)); }
 
+// One capture pass of cudagraph_mode (§1.5): its sizes, and whether its graphs are FULL (attention
+// captured too) or PIECEWISE (attention runs eagerly between the pieces, outside the pool).
+struct GraphPass {
+  std::vector<int> sizes;
+  bool full = false;
+};
+
 // The capture passes of cudagraph_mode (§1.5): piecewise graphs for every size, full graphs for
 // uniform-decode batches of at most max_num_seqs.
-std::vector<std::vector<int>> graph_passes(const VllmConfig& c) {
+std::vector<GraphPass> graph_passes(const VllmConfig& c) {
   const std::vector<int>& sizes = *c.cudagraph_capture_sizes;
   std::vector<int> full_sizes;
   for (int s : sizes)
     if (s <= *c.max_num_seqs) full_sizes.push_back(s);
   switch (c.cudagraph_mode) {
     case CudaGraphMode::none: return {};
-    case CudaGraphMode::piecewise:
-    case CudaGraphMode::full: return {sizes};
-    case CudaGraphMode::full_decode_only: return {full_sizes};
-    case CudaGraphMode::full_and_piecewise: return {sizes, full_sizes};
+    case CudaGraphMode::piecewise: return {{sizes, false}};
+    case CudaGraphMode::full: return {{sizes, true}};
+    case CudaGraphMode::full_decode_only: return {{full_sizes, true}};
+    case CudaGraphMode::full_and_piecewise: return {{sizes, false}, {full_sizes, true}};
   }
   return {};
 }
@@ -193,7 +203,8 @@ class VllmStartup {
     in.max_graph_batch = c_.cudagraph_mode == CudaGraphMode::none || c_.cudagraph_capture_sizes->empty()
                              ? 0
                              : c_.cudagraph_capture_sizes->back();
-    for (const std::vector<int>& pass : graph_passes(c_)) in.graph_sizes.insert(in.graph_sizes.end(), pass.begin(), pass.end());
+    for (const GraphPass& pass : graph_passes(c_))
+      in.graph_sizes.insert(in.graph_sizes.end(), pass.sizes.begin(), pass.sizes.end());
     Bytes workspace =
         (*c_.attention_backend == VllmAttentionBackend::flashinfer ? model::kVllmFlashInferWorkspace : 0) +
         mla_chunked_prefill_workspace();
@@ -391,10 +402,15 @@ class VllmStartup {
   // capture_model: each pass of cudagraph_mode (§1.5), and the memory the capture took.
   bool capture_model() {
     const Bytes free_before_capture = gpu().free_bytes();
-    const std::vector<std::vector<int>> passes = graph_passes(c_);
-    for (const std::vector<int>& pass : passes) {
-      if (!capture_decode_graphs(r_, d_, pass)) return false;
-      r_.graph_batch_sizes.insert(r_.graph_batch_sizes.end(), pass.begin(), pass.end());
+    const std::vector<GraphPass> passes = graph_passes(c_);
+    for (const GraphPass& pass : passes) {
+      // The graph's output is dropped (weak_ref_tensors, compilation/cuda_graph.py); a FULL graph
+      // also holds attention, with FA3's split accumulators (§1.5).
+      DecodeGraph graph;
+      graph.forward = r_.forward;
+      if (pass.full) graph.forward.attention_splits = flash_attn_splits_in_full_graphs();
+      if (!capture_decode_graphs(r_, d_, pass.sizes, graph)) return false;
+      r_.graph_batch_sizes.insert(r_.graph_batch_sizes.end(), pass.sizes.begin(), pass.sizes.end());
     }
     std::sort(r_.graph_batch_sizes.begin(), r_.graph_batch_sizes.end());
     r_.graph_batch_sizes.erase(std::unique(r_.graph_batch_sizes.begin(), r_.graph_batch_sizes.end()),
@@ -409,6 +425,19 @@ class VllmStartup {
         static_cast<std::int64_t>(f_.model_memory_usage + f_.torch_peak_increase + f_.non_torch_increase +
                                   f_.cudagraph_memory + 150 * MiB);
     return true;
+  }
+
+  // FlashAttentionMetadataBuilder (v1/attention/backends/flash_attn.py, v0.11.0): with full graphs
+  // and FA3 (aot_schedule), batches up to the largest capture size pass max_num_splits =
+  // VLLM_FLASH_ATTN_MAX_NUM_SPLITS_FOR_CUDA_GRAPH (32, vllm/envs.py since #25274; 16 before) so the
+  // split accumulators are sized at capture. FA3 runs on Hopper only (fa_utils.py
+  // get_flash_attn_version: compute capability 9.x); a profile without compute_capability is taken
+  // as FA2 (no accumulators), docs/models-and-gpus.md.
+  int flash_attn_splits_in_full_graphs() const {
+    const bool hopper = d_.gpu.compute_capability_major() == 9;
+    if (*c_.attention_backend != VllmAttentionBackend::flash_attn || !hopper || c_.version == VllmVersion::v0_6)
+      return 0;
+    return kVllmFlashAttnMaxNumSplitsForCudaGraph;
   }
 
   // _dummy_sampler_run after capture, over N requests; its blocks stay cached (§1.1).

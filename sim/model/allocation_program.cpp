@@ -15,6 +15,8 @@ std::string_view tensor_name(Tensor tensor) {
     case Tensor::k_norm: return "k_norm";
     case Tensor::attn_out: return "attn_out";
     case Tensor::softmax_lse: return "softmax_lse";
+    case Tensor::attn_out_accum: return "out_accum";
+    case Tensor::softmax_lse_accum: return "softmax_lse_accum";
     case Tensor::o_proj: return "o_proj";
     case Tensor::gate_up: return "gate_up";
     case Tensor::act: return "act";

@@ -24,6 +24,8 @@ enum class Tensor : std::uint8_t {
   k_norm,
   attn_out,
   softmax_lse,
+  attn_out_accum,
+  softmax_lse_accum,
   o_proj,
   // dense MLP (§4a)
   gate_up,

@@ -132,7 +132,14 @@ class ForwardEmitter {
     std::uint32_t out = b_.alloc(Tensor::attn_out, rows(T, hq * D));
     if (o_.attention == AttentionBackend::flash_attn) {
       // flash-attn mha_varlen_fwd returns softmax_lse [Hq, T] fp32; the wrapper drops it (§4a).
-      b_.free(b_.alloc(Tensor::softmax_lse, count(hq) * count(T) * kFloat32));
+      std::uint32_t lse = b_.alloc(Tensor::softmax_lse, count(hq) * count(T) * kFloat32);
+      // FA3 with num_splits > 1: the split accumulators, dropped when mha_fwd returns (§1.5).
+      const Bytes splits = o_.attention_splits > 1 ? count(o_.attention_splits) : 0;
+      std::uint32_t out_accum = b_.alloc(Tensor::attn_out_accum, splits * count(hq) * count(T) * count(D) * kFloat32);
+      std::uint32_t lse_accum = b_.alloc(Tensor::softmax_lse_accum, splits * count(hq) * count(T) * kFloat32);
+      b_.free(lse_accum);
+      b_.free(out_accum);
+      b_.free(lse);
     }
     std::uint32_t o = b_.alloc(Tensor::o_proj, rows(T, m_.hidden));  // row-parallel: [T, H], all-reduced in place
     b_.free(qkv);

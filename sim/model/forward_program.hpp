@@ -63,6 +63,11 @@ struct ForwardOptions {
   // flash-attn: the varlen kernel allocates softmax_lse [Hq, T] fp32 and drops it (§4a).
   // flashinfer: no per-call buffer, a persistent workspace instead (attention_workspace).
   AttentionBackend attention = AttentionBackend::flash_attn;
+  // flash-attn 3 split-KV: num_splits > 1 makes mha_fwd allocate fp32 out_accum [splits, Hq, T, D]
+  // and softmax_lse_accum [splits, Hq, T] per call (hopper/flash_api.cpp); vLLM passes its
+  // upper bound in full CUDA graphs so they are sized at capture (v1/attention/backends/
+  // flash_attn.py, VLLM_FLASH_ATTN_MAX_NUM_SPLITS_FOR_CUDA_GRAPH = 32 since #25274, v0.11.0). 0: none.
+  int attention_splits = 0;
   // Persistent attention-backend workspace, allocated once before the first forward (0: none).
   Bytes attention_workspace = 0;
   // Eager Python keeps each layer's input hidden state alive until the layer returns (the model's

@@ -23,33 +23,45 @@ SamplerKind parse_sampler_kind(std::string_view text, std::string_view what) {
   throw InputError(fmt::format("{}: expected one of greedy, native, flashinfer, got '{}'", what, text));
 }
 
+namespace {
+
+// lm_head over N rows: [N, V padded] in the model dtype, gathered across TP ranks.
+std::uint32_t emit_lm_head(ProgramBuilder& b, const ModelConfig& m, Bytes N, int tp) {
+  TensorParallelShard shard = tensor_parallel_shard(m, tp);
+  const Bytes rows = static_cast<Bytes>(shard.vocab);  // lm_head rows per rank, padded to 64
+  const Bytes e = dtype_bytes(m.dtype);
+  if (tp == 1) return b.alloc(Tensor::logits, N * rows * e);
+  // LogitsProcessor._gather_logits → GroupCoordinator.all_gather(dim=-1): a [tp·N, V/tp] buffer,
+  // then movedim + reshape copies it to [N, V]; the rank's own [N, V/tp] dies with _get_logits.
+  std::uint32_t part = b.alloc(Tensor::logits_partial, N * rows * e);
+  std::uint32_t gather = b.alloc(Tensor::logits_gather, static_cast<Bytes>(tp) * N * rows * e);
+  std::uint32_t logits = b.alloc(Tensor::logits, N * static_cast<Bytes>(tp) * rows * e);
+  b.free(gather);
+  b.free(part);
+  return logits;
+}
+
+}  // namespace
+
 void emit_sampler(ProgramBuilder& b, const ModelConfig& m, std::int64_t seqs, int tp, const SamplerOptions& o) {
   if (seqs < 1) throw InputError(fmt::format("seqs: expected at least 1, got {}", seqs));
-  TensorParallelShard shard = tensor_parallel_shard(m, tp);
+  tensor_parallel_shard(m, tp);  // throws for a TP that does not fit the model
   const Bytes N = static_cast<Bytes>(seqs);
   const Bytes V = static_cast<Bytes>(m.vocab);          // logical vocabulary: what the sampler sees
-  const Bytes rows = static_cast<Bytes>(shard.vocab);   // lm_head rows per rank, padded to 64
-  const Bytes e = dtype_bytes(m.dtype);
   const Bytes NV = N * V;
   b.set_layer(kNoLayer);
 
-  // gpu_model_runner: sample_hidden_states = hidden_states[logits_indices], one row per sequence.
-  std::uint32_t hidden = b.alloc(Tensor::sample_hidden, N * static_cast<Bytes>(m.hidden) * e);
+  std::uint32_t hidden = kNoSlot;
   std::uint32_t logits = kNoSlot;
-  if (tp == 1) {
-    logits = b.alloc(Tensor::logits, N * rows * e);  // lm_head: [N, V padded] in the model dtype
-  } else {
-    // LogitsProcessor._gather_logits → GroupCoordinator.all_gather(dim=-1): a [tp·N, V/tp] buffer,
-    // then movedim + reshape copies it to [N, V]; the rank's own [N, V/tp] dies with _get_logits.
-    std::uint32_t part = b.alloc(Tensor::logits_partial, N * rows * e);
-    std::uint32_t gather = b.alloc(Tensor::logits_gather, static_cast<Bytes>(tp) * N * rows * e);
-    logits = b.alloc(Tensor::logits, N * static_cast<Bytes>(tp) * rows * e);
-    b.free(gather);
-    b.free(part);
+  std::uint32_t fp32 = kNoSlot;
+  if (!o.logits_from_graph) {
+    // gpu_model_runner: sample_hidden_states = hidden_states[logits_indices], one row per sequence.
+    hidden = b.alloc(Tensor::sample_hidden, N * static_cast<Bytes>(m.hidden) * dtype_bytes(m.dtype));
+    logits = emit_lm_head(b, m, N, tp);
+    // Sampler.forward: logits[..., :vocab].to(float32), a contiguous [N, V] copy (vllm#27508's
+    // 786 MiB allocation); temperature and logits processors then work in place (§4a).
+    fp32 = b.alloc(Tensor::logits_fp32, NV * 4);
   }
-  // Sampler.forward: logits[..., :vocab].to(float32), a contiguous [N, V] copy (vllm#27508's
-  // 786 MiB allocation); temperature and logits processors then work in place (§4a).
-  std::uint32_t fp32 = b.alloc(Tensor::logits_fp32, NV * 4);
   std::uint32_t ids = kNoSlot;
   switch (o.kind) {
     case SamplerKind::greedy:
@@ -96,6 +108,25 @@ void emit_sampler(ProgramBuilder& b, const ModelConfig& m, std::int64_t seqs, in
   b.free(fp32);
   b.free(logits);
   b.free(hidden);
+}
+
+void emit_graph_logits(ProgramBuilder& b, const ModelConfig& m, std::int64_t seqs, int tp, GraphLogitsOutput output) {
+  if (seqs < 1) throw InputError(fmt::format("seqs: expected at least 1, got {}", seqs));
+  const Bytes N = static_cast<Bytes>(seqs);
+  const Bytes fp32_bytes = N * static_cast<Bytes>(m.vocab) * 4;
+  b.set_layer(kNoLayer);
+  std::uint32_t logits = emit_lm_head(b, m, N, tp);
+  std::uint32_t fp32 = kNoSlot;
+  switch (output) {
+    case GraphLogitsOutput::engine_buffer: break;  // copy_ into the buffer: no allocation
+    case GraphLogitsOutput::dropped: fp32 = b.alloc(Tensor::logits_fp32, fp32_bytes); break;
+    case GraphLogitsOutput::kept:
+      // One buffer per captured size: the persistent key's owner is the batch size.
+      b.alloc_persistent(Tensor::logits_fp32, fp32_bytes, static_cast<std::int32_t>(seqs));
+      break;
+  }
+  b.free(logits);
+  b.free(fp32);
 }
 
 AllocationProgram sampler_program(const ModelConfig& model, std::int64_t seqs, int tp, const SamplerOptions& options) {

@@ -64,6 +64,7 @@ engine::ServingResult serve(const Scenario& sc, engine::StartupResult& st,
   so.forward = st.forward;
   so.sampler = st.sampler;
   so.eager = st.eager;
+  so.graph_computes_logits = st.graph_computes_logits;
   so.max_graph_batch = st.graph_batch_sizes.empty() ? 0 : st.graph_batch_sizes.back();
   so.on_oom = sc.on_oom;
   so.check_invariants = check_invariants;

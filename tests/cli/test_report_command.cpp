@@ -110,7 +110,7 @@ TEST_CASE("report: compare writes one row per policy and the memory overlay, reb
   CHECK(slurp(out / "report.html") == written);
 
   // The engine dies in the sampler spike (tests/cli/test_compare_tune.cpp); profiled and the buffer
-  // survive, profiled with more KV tokens (README walk-through: 2.9% and 5.7% given up).
+  // survive, profiled with more KV tokens (README walk-through: 3.0% and 5.7% given up).
   nlohmann::json page = page_data(written);
   CHECK(page["kind"] == "compare");
   CHECK_THAT(page["header"]["verdict"].get<std::string>(),

@@ -154,7 +154,7 @@ TEST_CASE("unknown profile names get a did-you-mean for typos only, and the list
                     "name, vendor, source, source_note (where each figure comes from: required), "
                     "memory.capacity_bytes, memory.context_bytes, memory.granularity_bytes, bandwidth_bytes_per_s, "
                     "dense_bf16_flops_per_s and dense_fp8_flops_per_s (null without FP8), optionally "
-                    "memory.capacity_note and dense_fp4_flops_per_s: docs/models-and-gpus.md, \"GPU profiles\")");
+                    "memory.capacity_note, dense_fp4_flops_per_s and compute_capability: docs/models-and-gpus.md, \"GPU profiles\")");
   CHECK_THROWS_WITH(load_gpu_profile("H100-SXM-80G"), Catch::StartsWith("unknown GPU profile 'H100-SXM-80G'; did you mean "
                                                                         "'h100-sxm-80gb'?"));
   CHECK_THROWS_WITH(load_gpu_profile("rtx4090"), Catch::StartsWith("unknown GPU profile 'rtx4090'; did you mean 'rtx-4090'?"));
@@ -256,4 +256,28 @@ TEST_CASE("the calibration section and measured memory facts are checked like ev
   CHECK(error_of(replace(kValid, "  granularity_bytes: 2MiB\n", "  granularity_bytes: 2MiB\n  largest_allocation_bytes: big\n")) ==
         "gpu.yaml:9:29: key 'memory.largest_allocation_bytes': 'big' is not a byte size (no number); expected e.g. "
         "4096, 512MiB, 24GiB, 80GB");
+}
+
+TEST_CASE("compute_capability: NVIDIA's major.minor, given by every built-in NVIDIA profile") {
+  // developer.nvidia.com/cuda-gpus: Ampere 8.0 / 8.6, Ada 8.9, Hopper 9.0, Blackwell (B200) 10.0.
+  CHECK(load_gpu_profile("a100-80gb").compute_capability == "8.0");
+  CHECK(load_gpu_profile("a10g").compute_capability == "8.6");
+  CHECK(load_gpu_profile("l40s").compute_capability == "8.9");
+  CHECK(load_gpu_profile("h20").compute_capability_major() == 9);
+  CHECK(load_gpu_profile("h100-80gb-hbm3-measured").compute_capability_major() == 9);
+  CHECK(load_gpu_profile("b200").compute_capability_major() == 10);
+  for (const std::string& name : builtin_gpu_profile_names()) {
+    INFO(name);
+    const GpuProfile p = load_gpu_profile(name);
+    CHECK(p.compute_capability.empty() == (p.vendor == "amd"));
+  }
+  // Optional: a profile without it gives 0; written back and read again it stays.
+  CHECK(parse_gpu_profile(kValid, "gpu.yaml").compute_capability_major() == 0);
+  const GpuProfile given =
+      parse_gpu_profile(replace(kValid, "vendor: nvidia\n", "vendor: nvidia\ncompute_capability: \"12.0\"\n"), "gpu.yaml");
+  CHECK(given.compute_capability_major() == 12);
+  CHECK(parse_gpu_profile(gpu_profile_yaml(given), "again.yaml") == given);
+  CHECK_THROWS_WITH(parse_gpu_profile(replace(kValid, "vendor: nvidia\n", "vendor: nvidia\ncompute_capability: 9\n"),
+                                      "gpu.yaml"),
+                    "gpu.yaml:3:21: key 'compute_capability': expected major.minor such as \"9.0\", got '9'");
 }

@@ -271,3 +271,94 @@ TEST_CASE("the graph pool stays reserved while serving: eager steps above the la
   CHECK(a.private_pool_reserved_bytes() == pool);
   a.check_invariants();
 }
+
+// What the engines' graphs allocate beyond the decode forward (docs/serving-memory-model.md §1.5).
+
+TEST_CASE("graph programs: FA3's split accumulators, 32 x 32 heads x 512 tokens x 128 x 4 B = 256 MiB") {
+  // Llama-3.1-8B at 512 decode tokens, vLLM's 32 splits for full graphs (flash_attn.py, envs.py).
+  model::ForwardOptions full;
+  full.attention_splits = 32;
+  const model::AllocationProgram p = model::forward_program(model::catalogue_model("Llama-3.1-8B"),
+                                                            model::ForwardShape{512, 512, 512, 1}, full);
+  Bytes out_accum = 0, lse_accum = 0;
+  int layers_with_accum = 0;
+  for (const model::ProgramOp& op : p.ops) {
+    if (op.kind != model::OpKind::alloc) continue;
+    if (op.tensor == model::Tensor::attn_out_accum) out_accum = op.bytes, ++layers_with_accum;
+    if (op.tensor == model::Tensor::softmax_lse_accum) lse_accum = op.bytes;
+  }
+  CHECK(out_accum == 256 * MiB);
+  CHECK(lse_accum == 2 * MiB);  // 32 x 32 x 512 x 4 B
+  CHECK(layers_with_accum == 32);
+  // Transient: the program's peak grows by the accumulators of one layer, not of all 32.
+  const Bytes plain = model::program_figures(model::forward_program(model::catalogue_model("Llama-3.1-8B"),
+                                                                    model::ForwardShape{512, 512, 512, 1}))
+                          .peak;
+  CHECK(model::program_figures(p).peak <= plain + 258 * MiB);
+  CHECK(model::program_figures(p).peak > plain + 256 * MiB - 64 * MiB);
+}
+
+TEST_CASE("vLLM full graphs on Hopper hold FA3's accumulators in the pool; an A100 (FA2) does not") {
+  // The largest full graph is min(max_num_seqs, 512) = 256 sequences here: 32 x 32 x 256 x 132 x 4 B.
+  VllmConfig c;
+  c.max_num_seqs = 256;
+  const Bytes accum = Bytes{32} * 32 * 256 * (128 + 1) * 4;  // 129 MiB
+  StartupResult h100 = vllm_startup(headroom::engine::test::on("h100-sxm-80gb"), c);
+  StartupResult a100 = vllm_startup(headroom::engine::test::on("a100-80gb"), c);
+  REQUIRE(h100.ok);
+  REQUIRE(a100.ok);
+  CHECK(h100.bytes.graph_pool >= accum);
+  CHECK(a100.bytes.graph_pool < accum);
+  CHECK(h100.bytes.graph_pool - a100.bytes.graph_pool >= 128 * MiB);
+}
+
+TEST_CASE("SGLang's decode graphs copy their logits into one fp32 [max_bs, vocab] buffer made before capture") {
+  StartupResult r = sglang_startup(headroom::engine::test::on("h100-sxm-80gb"), SglangConfig{});
+  REQUIRE(r.ok);
+  REQUIRE(!r.graph_batch_sizes.empty());
+  CHECK(r.graph_computes_logits);
+  // next_token_logits_buffer: max_bs x 128,256 x 4 B, outside the pool (cuda_graph_runner.py).
+  const Bytes buffer = static_cast<Bytes>(r.graph_batch_sizes.back()) * 128256 * 4;
+  // (a block keeps the rest of its 2 MiB-rounded segment when that rest is under 1 MiB)
+  bool found = false;
+  for (const alloc::Block* b : r.memory.engine_buffers)
+    found = found || (b->size >= buffer && b->size < buffer + MiB && b->pool->owner_private_pool == nullptr);
+  CHECK(found);
+  // No graph keeps logits of its own.
+  for (int bs : r.graph_batch_sizes)
+    CHECK(r.memory.slots->persistent(model::persistent_key(model::Tensor::logits_fp32, bs)) == nullptr);
+}
+
+TEST_CASE("LightLLM keeps each decode graph's fp32 [bs, vocab] logits in the pool") {
+  const LightllmConfig c;
+  StartupResult r = lightllm_startup(headroom::engine::test::on("h100-sxm-80gb"), c);
+  REQUIRE(r.ok);
+  REQUIRE(!r.graph_batch_sizes.empty());
+  CHECK(r.graph_computes_logits);
+  // cuda_graph.py: self.graph[bs] = (graph, infer_state, model_output); 128,256 x 4 B = 513,024 B a row.
+  Bytes kept = 0;
+  for (int bs : r.graph_batch_sizes) {
+    const Bytes logits = static_cast<Bytes>(bs) * 513024;
+    kept += logits;
+    const alloc::Block* b = r.memory.slots->persistent(model::persistent_key(model::Tensor::logits_fp32, bs));
+    REQUIRE(b != nullptr);
+    CHECK(b->pool->owner_private_pool != nullptr);
+    // The block keeps the rest of its segment when that rest is under 1 MiB (no split).
+    CHECK(b->size >= logits);
+    CHECK(b->size < logits + MiB);
+  }
+  CHECK(r.bytes.graph_pool >= kept);
+}
+
+TEST_CASE("a replayed graph that made the logits leaves the sampler only its own buffers") {
+  const model::ModelConfig m = model::catalogue_model("Llama-3.1-8B");
+  model::SamplerOptions greedy;
+  greedy.kind = model::SamplerKind::greedy;
+  model::SamplerOptions from_graph = greedy;
+  from_graph.logits_from_graph = true;
+  const model::AllocationProgram eager = model::sampler_program(m, 64, 1, greedy);
+  const model::AllocationProgram replay = model::sampler_program(m, 64, 1, from_graph);
+  // argmax's int64 [64] ids alone; eagerly also hidden rows, bf16 logits and the fp32 copy.
+  CHECK(model::program_figures(replay).peak == 64 * 8);
+  CHECK(model::program_figures(eager).peak == 64 * 4096 * 2 + 64 * 128256 * 2 + 64 * 128256 * 4 + 64 * 8);
+}

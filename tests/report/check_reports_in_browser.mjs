@@ -73,7 +73,7 @@ reports.push({ name: 'run with markup in its name', dir: hostileDir, hostile: ho
 // decode; with on_oom: continue every would-be OOM is listed).
 const oomScenario = path.join(workDir, 'oom.yaml');
 writeFileSync(oomScenario, 'name: oom\ngpu: {profile: h100-sxm-80gb}\nmodel: {name: Llama-3.1-8B}\n' +
-  'engine: {kind: lightllm, mem_fraction: 0.97}\non_oom: continue\nworkload:\n  synthetic:\n    requests: 1500\n' +
+  'engine: {kind: lightllm, mem_fraction: 0.955}\non_oom: continue\nworkload:\n  synthetic:\n    requests: 1500\n' +
   '    arrivals: {process: poisson, rate: 400}\n    input: {dist: fixed, value: 200}\n' +
   '    output: {dist: fixed, value: 600}\n');
 const oomDir = path.join(workDir, 'oom-run');
