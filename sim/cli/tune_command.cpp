@@ -15,6 +15,7 @@
 #include "sim/cli/output_folder.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/progress.hpp"
 #include "sim/report/chart_images.hpp"
 #include "sim/report/html_report.hpp"
 #include "sim/report/report_folder.hpp"
@@ -125,8 +126,12 @@ void tune(const TuneArgs& a) {
   const std::string resolved = scenario::resolved_scenario_yaml(sc);
   const auto lock = open_output_folder(out);
 
-  scenario::TuneResult r =
-      scenario::tune(sc, a.knob, lo, hi, a.points, variants, a.threads, {.resolution = a.resolution, .margin = a.margin});
+  scenario::TuneResult r = [&] {
+    // The grid's and then the bisection's simulations on the terminal; cleared before any output.
+    Progress progress = Progress::on_stderr("tune", 0);
+    return scenario::tune(sc, a.knob, lo, hi, a.points, variants, a.threads,
+                          {.resolution = a.resolution, .margin = a.margin}, &progress);
+  }();
   nlohmann::json j = tune_json(sc, lo, hi, r);
   // Every output's text is ready before the first file is written, report.html included: drawn from
   // these texts, as `headroom report DIR` would draw it from the saved files.

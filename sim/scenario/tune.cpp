@@ -190,7 +190,8 @@ std::string engine_flag(const Scenario& sc, const std::string& knob, double valu
 }
 
 TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double hi, int points,
-                const std::vector<StressVariant>& variants, unsigned threads, const TuneBisection& bisection) {
+                const std::vector<StressVariant>& variants, unsigned threads, const TuneBisection& bisection,
+                Progress* progress) {
   TuneResult result;
   result.knob = knob_info(sc, knob);
   if (!(lo <= hi)) throw InputError(fmt::format("--range: LO {} is above HI {}", lo, hi));
@@ -217,12 +218,14 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
   for (Scenario& s : variant_scenarios) set_knob(s, knob, values.front());  // bad values fail before any run
 
   const std::size_t jobs = values.size() * variants.size();
+  if (progress) progress->add_total(jobs);
   std::vector<Outcome> outcomes(jobs);
   parallel_for(jobs, threads, [&](std::size_t j) {
     Scenario s = variant_scenarios[j % variants.size()];
     set_knob(s, knob, values[j / variants.size()]);
     s.on_oom = engine::OnOom::stop;
     outcomes[j] = simulate(s, s.policy);
+    if (progress) progress->point_done();
   });
   result.simulations = static_cast<std::int64_t>(jobs);
 
@@ -274,7 +277,9 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
   const bool up = result.knob.higher_is_aggressive;
   a.resolution = bisection.resolution.value_or(result.knob.fraction ? 0.005 : (result.step > 0 ? result.step / 8 : 1));
   a.cliffs.resize(variants.size());
-  parallel_for(variants.size(), threads, [&](std::size_t v) {
+  const double within = a.resolution * (1 + 1e-9);  // not 0.0050000000000000044
+  std::size_t probes = 0;  // the bisection's simulations: each halves the interval
+  for (std::size_t v = 0; v < variants.size(); ++v) {
     VariantCliff& c = a.cliffs[v];
     c.variant = variants[v].name();
     for (std::size_t i : order) {
@@ -284,13 +289,20 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
       }
       c.safe = values[i];
     }
-    while (c.safe && c.failing && std::abs(*c.failing - *c.safe) > a.resolution * (1 + 1e-9)) {  // not 0.0050000000000000044
+    if (c.safe && c.failing)
+      for (double gap = std::abs(*c.failing - *c.safe); gap > within; gap /= 2) ++probes;
+  }
+  if (progress) progress->add_total(probes);
+  parallel_for(variants.size(), threads, [&](std::size_t v) {
+    VariantCliff& c = a.cliffs[v];
+    while (c.safe && c.failing && std::abs(*c.failing - *c.safe) > within) {
       const double mid = (*c.safe + *c.failing) / 2;
       Scenario s = variant_scenarios[v];
       set_knob(s, knob, mid);
       s.on_oom = engine::OnOom::stop;
       ++c.probes;
       (simulate(s, s.policy).failed() ? c.failing : c.safe) = mid;
+      if (progress) progress->point_done();
     }
   });
   auto less_aggressive = [&](double x, double y) { return up ? x < y : x > y; };

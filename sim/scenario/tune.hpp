@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/progress.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace headroom::scenario {
@@ -102,8 +103,11 @@ struct TuneResult {
 // or non-negative (margin) finite number.
 void check_bisection(const TuneBisection& bisection);
 
+// `progress` (may be null) gets the grid's simulations as its total, then the bisection's once the
+// grid has placed each variant's cliff, and counts each finished simulation.
 TuneResult tune(const Scenario& scenario, const std::string& knob, double lo, double hi, int points,
-                const std::vector<StressVariant>& variants, unsigned threads = 0, const TuneBisection& bisection = {});
+                const std::vector<StressVariant>& variants, unsigned threads = 0, const TuneBisection& bisection = {},
+                Progress* progress = nullptr);
 
 // The knob's value as the engine's command line takes it, or "" when the knob is not an engine's
 // fraction (a policy parameter has no flag).
