@@ -122,7 +122,7 @@ nlohmann::json headroom_view(const nlohmann::json& s, const CsvColumns& t, const
 }
 
 // KV tokens in use against the capacity start-up sized.
-nlohmann::json kv_view(const nlohmann::json& s, const CsvColumns& t, const std::string& file) {
+nlohmann::json kv_usage_view(const nlohmann::json& s, const CsvColumns& t, const std::string& file) {
   using P = nlohmann::json::json_pointer;
   return {{"type", "lines"}, {"id", "kv"}, {"title", "KV cache usage over time"}, {"group", "time"},
           {"x_name", "time (s)"}, {"x", number_array(t.column("time_s"))},
@@ -184,7 +184,7 @@ nlohmann::json run_report_page(const OutputFolder& dir) {
         has_column(timeline, "free_or_cached_bytes"))
       views.push_back(headroom_view(s, timeline, summary_file));
     views.push_back(memory_view(s, timeline, summary_file));
-    views.push_back(kv_view(s, timeline, summary_file));
+    views.push_back(kv_usage_view(s, timeline, summary_file));
     views.push_back(fragmentation_view(timeline));
     views.push_back(load_view(timeline));
   }
