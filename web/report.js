@@ -55,13 +55,14 @@
     return { formatter: (v) => formatValue(v, unit), hideOverlap: true };
   }
 
-  // A y axis for `unit` up to `top` (from 0, or from a round value at or below `bottom` when given):
+  // A y axis for `unit` up to `top` (from 0, or from a round value at or below `bottom` when given,
+  // which may be negative):
   // bytes get ticks at round binary sizes (0, 20, 40 ... GiB rather than ECharts' decimal 18.63 GiB
   // steps).
   function valueAxis(unit, top, extra, bottom) {
     const axis = Object.assign({ type: 'value', axisLabel: axisLabel(unit) }, extra || {});
     if (unit !== 'bytes' || !(top > 0)) return axis;
-    const lo = bottom > 0 && bottom < top ? bottom : 0, span = top - lo;
+    const lo = typeof bottom === 'number' && bottom !== 0 && bottom < top ? bottom : 0, span = top - lo;
     let scale = 1;
     while (span / scale >= 1024) scale *= 1024;
     let step = scale;
@@ -202,23 +203,46 @@
       };
     },
 
-    // Lines over a shared x, on one or two y axes (each with its unit).
+    // Lines over a shared x, on one or two y axes (each with its unit); a series with "reference": true
+    // (a capacity, a budget) is dashed. Optional: "y_from_data" (the first axis spans its lines' values,
+    // not from 0: what moves on top of a large fixed amount) and "marks" ([{x, y, label, message}], e.g.
+    // the closest call) drawn as red points whose message shows on hover.
     lines(v, div) {
       const xs = v.x, n = xs.length;
-      const series = v.series.map((s) => ({
-        type: 'line', name: s.name, yAxisIndex: s.axis || 0, symbol: 'none', lineStyle: { width: 1.2 },
+      const marks = v.marks || [];
+      const series = v.series.map((s, k) => ({
+        type: 'line', name: s.name, yAxisIndex: s.axis || 0, symbol: 'none',
+        lineStyle: s.reference ? { width: 2, type: 'dashed', color: lineColors[k % lineColors.length] } : { width: 1.2 },
+        itemStyle: s.reference ? { color: lineColors[k % lineColors.length] } : undefined,
         data: pairs(xs, seriesValues(s, n)),
       }));
-      const unitOf = (i) => v.axes[v.series[i] && v.series[i].axis ? v.series[i].axis : 0].unit;
+      const marked = series.length;
+      if (marks.length) {
+        series.push({
+          type: 'scatter', name: marks[0].label, symbol: 'circle', symbolSize: 11, z: 10,
+          itemStyle: { color: '#d62728', borderColor: '#ffffff', borderWidth: 1.5 }, data: marks.map((m) => [m.x, m.y]),
+          label: { show: true, position: 'top', formatter: (p) => marks[p.dataIndex].label, color: '#d62728' },
+        });
+      }
+      const unitOf = (i) => (i >= marked ? v.axes[0].unit : v.axes[v.series[i] && v.series[i].axis ? v.series[i].axis : 0].unit);
+      const valuesOn = (i) => v.series.filter((s) => (s.axis || 0) === i).map((s) => seriesValues(s, 1))
+        .concat(i === 0 ? [marks.map((m) => m.y)] : []);
+      const axisFor = (a, i) => {
+        const extra = { name: a.name, splitLine: { show: i === 0 } };
+        if (!(v.y_from_data && i === 0)) return valueAxis(a.unit, maxOf(valuesOn(i)), extra);
+        // A tenth of the span below and above the lines (one 64th of the top when they are flat).
+        const all = v.series.filter((s) => (s.axis || 0) === 0).map((s) => seriesValues(s, n)).concat([marks.map((m) => m.y)]);
+        // Not below 0 unless a line is (free memory never is; the distance to a budget may be).
+        const lo = minOf(all), hi = maxOf(all), pad = Math.max((hi - lo) / 10, Math.abs(hi) / 64);
+        return valueAxis(a.unit, hi + pad, extra, lo >= 0 ? Math.max(lo - pad, 0) : lo - pad);
+      };
       return {
         points: series.reduce((k, s) => k + s.data.length, 0),
         option: Object.assign({}, base, {
-          tooltip: axisTooltip(v.x_name, unitOf),
+          tooltip: axisTooltip(v.x_name, unitOf, marks, xs),
           xAxis: xAxis(v.x_name, xs[0], xs[n - 1]),
-          yAxis: v.axes.map((a, i) => valueAxis(a.unit,
-            maxOf(v.series.filter((s) => (s.axis || 0) === i).map((s) => seriesValues(s, 1))),
-            { name: a.name, splitLine: { show: i === 0 } })),
-          dataZoom: zoom(),
+          yAxis: v.axes.map(axisFor),
+          dataZoom: zoom().concat(v.y_from_data ? [{ type: 'slider', yAxisIndex: 0, filterMode: 'none', width: 12, right: 8 }] : []),
           series,
         }),
       };
@@ -459,6 +483,12 @@
     root.appendChild(el('h1', null, data.title));
     const h = data.header || {};
     if (h.verdict) root.appendChild(el('p', 'verdict', h.verdict));
+    if (h.headroom) {
+      const p = el('p', 'headroom');
+      p.appendChild(el('strong', null, 'headroom: '));
+      p.appendChild(document.createTextNode(h.headroom));
+      root.appendChild(p);
+    }
     if (h.facts && h.facts.length) {
       const dl = el('dl', 'facts');
       for (const [k, val] of h.facts) { dl.appendChild(el('dt', null, k)); dl.appendChild(el('dd', null, val)); }

@@ -16,6 +16,7 @@
 #include "sim/cli/output_folder.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/progress.hpp"
 #include "sim/engine/engine_registry.hpp"
 #include "sim/report/chart_images.hpp"
 #include "sim/report/compare_report_page.hpp"
@@ -63,7 +64,11 @@ void compare(const CompareArgs& a) {
   fs::path out = a.out_dir.empty() ? scenario::default_output_folder(sc) / "compare" : fs::path(a.out_dir);
   const auto lock = open_output_folder(out);
 
-  std::vector<scenario::Outcome> outcomes = scenario::compare_policies(sc, policies, a.threads);
+  std::vector<scenario::Outcome> outcomes = [&] {
+    // One point per policy on the terminal; cleared before any output.
+    Progress progress = Progress::on_stderr("compare", policies.size());
+    return scenario::compare_policies(sc, policies, a.threads, &progress);
+  }();
   const bool amd = sc.gpu.vendor == "amd";
   std::vector<report::ComparisonRow> rows;
   for (const scenario::Outcome& o : outcomes) rows.push_back(scenario::comparison_row(o, amd, sc.slo));

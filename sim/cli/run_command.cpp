@@ -94,7 +94,7 @@ void print_startup(const scenario::Scenario& sc, const engine::StartupResult& st
                format_bytes(p.communicators.custom_all_reduce), format_bytes(p.communicators.custom_all_reduce_rank_data));
 }
 
-void print_serving(const report::Outcome& s) {
+void print_serving(const report::Outcome& s, const nlohmann::json& summary) {
   const engine::ServingResult& r = *s.serving;
   if (r.died) {
     const engine::OomEvent& e = r.ooms.front();
@@ -125,6 +125,7 @@ void print_serving(const report::Outcome& s) {
   const auto& f = r.fragmentation_at_peak_reserved;
   fmt::print("  fragmentation    at peak reserved: {} reserved but unallocated, largest free block {}, {} free blocks\n",
              format_bytes(f.reserved_unallocated), format_bytes(f.largest_free_block), f.free_blocks);
+  fmt::print("  headroom         {}\n", report::headroom_line(summary.at("headroom")));
 }
 
 void run(const RunArgs& a) {
@@ -192,7 +193,7 @@ void run(const RunArgs& a) {
   if (a.json) {
     fmt::print("{}\n", j.dump(2));
   } else {
-    if (st.ok) print_serving(outcome);
+    if (st.ok) print_serving(outcome, j);
     fmt::print("  verdict          {}\n", verdict.text);
     fmt::print("  outputs          {}/summary.json, timeline.csv, requests.csv, scenario.resolved.yaml, report.html\n",
                out.string());

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/output_folder.hpp"
+#include "sim/core/progress.hpp"
 #include "sim/cli/ranks.hpp"
 #include "sim/cli/whole_number.hpp"
 #include "sim/core/atomic_file.hpp"
@@ -132,15 +134,15 @@ void sweep(const SweepArgs& a, const Ranks& ranks) {
   // Threads: -j, or this machine's cores shared by its ranks.
   const unsigned threads =
       a.threads > 0 ? a.threads : std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(ranks.local_size()));
-  const bool progress = root && ::isatty(STDERR_FILENO);
-  std::size_t done = 0;
   std::vector<std::string> finished;
-  scenario::run_sweep_points(grid, mine, out, threads, a.check, [&](const scenario::SweepPoint& p, const nlohmann::json& j) {
-    ++done;
-    if (ranks.size() > 1) finished.push_back(p.id + "\n" + j.dump(2) + "\n");
-    if (progress) std::fprintf(stderr, "\r  %zu of %zu points done on rank 0...", done, mine.size());
-  });
-  if (progress) std::fprintf(stderr, "\r%60s\r", "");
+  {
+    // Rank 0's points on the terminal (the other ranks' stderr is not the user's); cleared before any output.
+    Progress progress(std::cerr, root && ::isatty(STDERR_FILENO) == 1, "sweep (rank 0)", mine.size());
+    scenario::run_sweep_points(grid, mine, out, threads, a.check, [&](const scenario::SweepPoint& p, const nlohmann::json& j) {
+      if (ranks.size() > 1) finished.push_back(p.id + "\n" + j.dump(2) + "\n");
+      progress.point_done();
+    });
+  }
   if (ranks.size() > 1) store_gathered(grid, out, ranks.gather(root ? std::vector<std::string>{} : finished));
   if (!root) return;
 

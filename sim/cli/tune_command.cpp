@@ -18,6 +18,7 @@
 #include "sim/cli/output_folder.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/progress.hpp"
 #include "sim/report/chart_images.hpp"
 #include "sim/report/html_report.hpp"
 #include "sim/report/report_folder.hpp"
@@ -279,11 +280,15 @@ void tune(const TuneArgs& a) {
 
   std::optional<scenario::JointTuneResult> joint;
   scenario::TuneResult single;
-  if (with)
-    joint = scenario::tune_jointly(sc, a.knob, lo, hi, a.points, variants, with->first, with->second, a.threads,
-                                   bisection);
-  else
-    single = scenario::tune(sc, a.knob, lo, hi, a.points, variants, a.threads, bisection, fail_on.overload);
+  {
+    // The grid's and then the bisection's simulations on the terminal; cleared before any output.
+    Progress progress = Progress::on_stderr("tune", 0);
+    if (with)
+      joint = scenario::tune_jointly(sc, a.knob, lo, hi, a.points, variants, with->first, with->second, a.threads,
+                                     bisection, &progress);
+    else
+      single = scenario::tune(sc, a.knob, lo, hi, a.points, variants, a.threads, bisection, fail_on.overload, &progress);
+  }
   // The answer --fail-on judges, and the slice the top level of tune.json and the report show.
   const scenario::TuneResult& r = joint ? joint->slices[joint->chosen.value_or(0)].result : single;
   nlohmann::json j = joint ? joint_json(sc, lo, hi, *joint) : tune_json(sc, lo, hi, r);

@@ -55,6 +55,11 @@ const model::AllocationProgram& Server::program_for(const StepPlan& plan, bool g
   return programs_.emplace(key, std::move(program)).first->second;
 }
 
+std::string ClosestCall::allocation() const {
+  if (step < 0) return {};
+  return layer >= 0 ? fmt::format("{} (layer {})", model::tensor_name(tensor), layer) : std::string(model::tensor_name(tensor));
+}
+
 RequestRecord Server::record_of(const RequestState& r) const {
   RequestRecord rec;
   rec.id = r.id;
@@ -89,6 +94,10 @@ class Server::Run {
     s_.scheduler_.attach(&s_.table_);
     have_next_ = source_.next(next_);
     if (have_next_) queue_.schedule(next_.arrival_s, EventKind::Arrival, next_.id);
+    ClosestCall& c = result_.closest_call;
+    c.min_free = low_free_ = s_.allocator_.device().free_bytes();
+    low_free_or_cached_ = free_or_cached_now();
+    c.reserved = s_.allocator_.reserved_bytes();
     if (s_.options_.check_invariants) {
       s_.allocator_.set_check_each_operation(true);
       s_.allocator_.check_invariants();  // the state start-up left
@@ -171,9 +180,35 @@ class Server::Run {
       result_.fragmentation_at_peak_reserved = fr;
     }
     const KvUsage kv = s_.scheduler_.kv_usage();
+    const Bytes low = std::min(low_free_, s_.allocator_.device().free_bytes());
+    const Bytes low_loose = std::min(low_free_or_cached_, free_or_cached_now());
     points_.add(TimelinePoint{now, fr.allocated, fr.reserved, run_.peak_allocated > 0 ? run_.peak_allocated : 0,
-                              fr.largest_free_block, fr.free_blocks, kv.used_tokens, s_.scheduler_.running(),
-                              s_.scheduler_.waiting(), result_.arrived, s_.scheduler_.counters().preemptions});
+                              fr.largest_free_block, fr.free_blocks, low, low_loose, kv.used_tokens,
+                              s_.scheduler_.running(), s_.scheduler_.waiting(), result_.arrived,
+                              s_.scheduler_.counters().preemptions});
+    low_free_ = s_.allocator_.device().free_bytes();
+    low_free_or_cached_ = free_or_cached_now();
+  }
+
+  Bytes free_or_cached_now() const {
+    return s_.allocator_.device().free_bytes() + s_.allocator_.reserved_bytes() - s_.allocator_.allocated_bytes();
+  }
+
+  // A program run's lowest free memory: the timeline's, and a new closest call (named by the op's
+  // index into the program, no string built) when it is below every earlier one.
+  void note_free(Seconds now, const model::AllocationProgram& program) {
+    low_free_ = std::min(low_free_, run_.min_device_free);
+    low_free_or_cached_ = std::min(low_free_or_cached_, run_.min_free_or_cached);
+    ClosestCall& c = result_.closest_call;
+    if (!run_.min_device_free_op || run_.min_device_free >= c.min_free) return;
+    const model::ProgramOp& op = program.ops[*run_.min_device_free_op];
+    c.min_free = run_.min_device_free;
+    c.reserved = run_.reserved_at_min_free;
+    c.time_s = now;
+    c.step = result_.steps;
+    c.tensor = op.tensor;
+    c.layer = op.layer;
+    c.bytes = op.bytes;
   }
 
   // Plans and launches the next step at `now` unless one is running; false when the server died.
@@ -214,6 +249,7 @@ class Server::Run {
     s_.allocator_.set_clock_us(static_cast<std::int64_t>(now * 1e6));
     model::run_program(s_.allocator_, program, s_.slots_, run_);
     result_.allocator_mallocs += run_.allocations;
+    note_free(now, program);
     if (run_.oom && canary_) {
       // release_on_oom: the canary goes back to the cache and the step runs again.
       s_.allocator_.free(canary_);
@@ -221,6 +257,7 @@ class Server::Run {
       result_.canary_released_s = now;
       model::run_program(s_.allocator_, program, s_.slots_, run_);
       result_.allocator_mallocs += run_.allocations;
+      note_free(now, program);
     }
     if (!run_.oom) return true;
     OomEvent ev;
@@ -309,6 +346,8 @@ class Server::Run {
   bool graph_step_ = false; // the running step replays a CUDA graph
   alloc::Block* canary_;
   Bytes max_reserved_seen_ = 0;
+  Bytes low_free_ = 0;      // cudaMemGetInfo's free at its lowest since the last timeline point
+  Bytes low_free_or_cached_ = 0;  // and free + cached-but-free
 };
 
 ServingResult Server::run(workload::RequestSource& source, const std::function<void(const RequestRecord&)>& on_request,

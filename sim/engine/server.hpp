@@ -72,11 +72,29 @@ struct TimelinePoint {
   Bytes step_peak_allocated = 0;// the step's own peak (activations + sampler above the baseline)
   Bytes largest_free_block = 0;
   std::int64_t free_blocks = 0;
+  Bytes device_free = 0;        // cudaMemGetInfo's free at its lowest since the previous point
+  Bytes free_or_cached = 0;     // device free + torch's cached-but-free at their lowest since then
   Tokens kv_used_tokens = 0;
   std::int64_t running = 0;
   std::int64_t waiting = 0;
   std::int64_t arrived = 0;     // cumulative
   std::int64_t preemptions = 0; // cumulative
+};
+
+// The closest call of a replay: cudaMemGetInfo's free memory (what a cudaMalloc can still get; the
+// bytes cached inside the allocator's segments are not counted) at its lowest while serving, exact:
+// every malloc of every step is compared, not the down-sampled timeline. Starts from the state
+// start-up left; `step` stays -1 when no step took memory from the device.
+struct ClosestCall {
+  Bytes min_free = 0;
+  Bytes reserved = 0;           // torch-reserved then
+  Seconds time_s = 0;           // the step's start
+  std::int64_t step = -1;       // the step's index (as OomEvent::step)
+  // The allocation that took free memory to its minimum: a tensor of the step's program.
+  model::Tensor tensor = model::Tensor::hidden;
+  std::int32_t layer = model::kNoLayer;
+  Bytes bytes = 0;              // requested
+  std::string allocation() const;  // "logits" or "qkv (layer 3)"; "" with step -1
 };
 
 struct RequestRecord {
@@ -114,6 +132,7 @@ struct ServingResult {
   std::int64_t waiting_at_last_arrival = 0;
   Bytes peak_allocated = 0, peak_reserved = 0;
   alloc::Fragmentation fragmentation_at_peak_reserved;
+  ClosestCall closest_call;
   std::vector<TimelinePoint> timeline;  // down-sampled, min/max of reserved kept per bucket
   SchedulerCounters counters;
   std::int64_t allocator_mallocs = 0;

@@ -43,6 +43,10 @@ void run_program(alloc::CachingAllocator& allocator, const AllocationProgram& pr
   r.start_reserved = allocator.reserved_bytes();
   r.peak_allocated = r.peak_reserved = 0;
   r.peak_op = 0;
+  r.min_device_free = allocator.device().free_bytes();
+  r.min_device_free_op.reset();
+  r.reserved_at_min_free = r.start_reserved;
+  r.min_free_or_cached = r.min_device_free + (r.start_reserved - r.start_allocated);
   r.end_allocated = 0;
   r.allocations = r.persistent_reused = 0;
   r.layers.assign(static_cast<std::size_t>(program.layers), LayerRun{});
@@ -91,6 +95,11 @@ void run_program(alloc::CachingAllocator& allocator, const AllocationProgram& pr
     Bytes reserved = above(allocator.reserved_bytes(), r.start_reserved);
     if (allocated > r.peak_allocated) r.peak_allocated = allocated, r.peak_op = i;
     r.peak_reserved = std::max(r.peak_reserved, reserved);
+    // One comparison per malloc; the op is kept by index (the caller names it).
+    const Bytes free = allocator.device().free_bytes();
+    if (free < r.min_device_free)
+      r.min_device_free = free, r.min_device_free_op = i, r.reserved_at_min_free = allocator.reserved_bytes();
+    r.min_free_or_cached = std::min(r.min_free_or_cached, free + allocator.reserved_bytes() - allocator.allocated_bytes());
     if (layer) {
       if (allocated > layer->peak_allocated) layer->peak_allocated = allocated, layer->peak_op = i;
       layer->peak_reserved = std::max(layer->peak_reserved, reserved);

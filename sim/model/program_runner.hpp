@@ -58,6 +58,14 @@ struct ProgramRun {
   Bytes peak_allocated = 0;   // most allocated above the start during the run
   Bytes peak_reserved = 0;    // most reserved above the start during the run
   std::size_t peak_op = 0;
+  // cudaMemGetInfo's free at its lowest during the run (before the first op, or after the malloc
+  // that lowered it), and that malloc's op (none: no malloc took memory from the device).
+  Bytes min_device_free = 0;
+  std::optional<std::size_t> min_device_free_op;
+  Bytes reserved_at_min_free = 0;       // allocator reserved then
+  // Free plus torch's cached-but-free bytes (reserved − allocated) at their lowest: what the run
+  // could still have allocated, were the cached blocks not split into pieces.
+  Bytes min_free_or_cached = 0;
   Bytes end_allocated = 0;    // above the start at the end: persistent buffers this run created
   std::int64_t allocations = 0;         // malloc calls made
   std::int64_t persistent_reused = 0;   // persistent allocations skipped: the buffer was held

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/core/units.hpp"
 #include "sim/engine/engine_registry.hpp"
 #include "sim/report/run_report_page.hpp"
 
@@ -74,6 +75,39 @@ nlohmann::json parallel_json(const engine::ParallelStartup& p) {
 }
 
 }  // namespace
+
+nlohmann::json headroom_json(const engine::ClosestCall& c, Bytes non_torch, const MemoryBudget& budget) {
+  const bool named = c.step >= 0;
+  // The engine's budget covers the whole process: non-torch bytes and everything torch reserved.
+  const double left = static_cast<double>(budget.bytes) - static_cast<double>(non_torch + c.reserved);
+  return {{"min_free_bytes", c.min_free},
+          {"at_s", named ? nlohmann::json(c.time_s) : nlohmann::json(nullptr)},
+          {"step", named ? nlohmann::json(c.step) : nlohmann::json(nullptr)},
+          {"allocation", named ? nlohmann::json(c.allocation()) : nlohmann::json(nullptr)},
+          {"allocation_bytes", named ? nlohmann::json(c.bytes) : nlohmann::json(nullptr)},
+          {"reserved_bytes", c.reserved},
+          {"budget_left_bytes", budget.rule.empty() ? nlohmann::json(nullptr)
+                                                    : nlohmann::json(static_cast<std::int64_t>(left))}};
+}
+
+std::string headroom_line(const nlohmann::json& h) {
+  const auto bytes = [](const nlohmann::json& v) { return format_bytes(v.get<Bytes>()); };
+  std::string line = fmt::format("{} free on the device at the lowest", bytes(h.at("min_free_bytes")));
+  if (h.at("step").is_null())
+    line += ", as start-up left it (no step took more from the device)";
+  else
+    line += fmt::format(", at {:.3f} s (step {}, allocating {} of {})", h.at("at_s").get<double>(),
+                        h.at("step").get<std::int64_t>(), h.at("allocation").get<std::string>(),
+                        bytes(h.at("allocation_bytes")));
+  if (const nlohmann::json& left = h.at("budget_left_bytes"); !left.is_null()) {
+    const std::int64_t b = left.get<std::int64_t>();
+    // Non-torch + reserved against the budget line (SGLang's and LightLLM's budgets are their static
+    // share, which activations exceed by design: docs/report.md).
+    line += fmt::format("; the process then {} {} the memory budget", format_bytes(static_cast<Bytes>(b >= 0 ? b : -b)),
+                        b >= 0 ? "under" : "over");
+  }
+  return line;
+}
 
 MemoryBudget engine_memory_budget(const engine::StartupResult& st, Bytes capacity) {
   const engine::EngineTraits& traits = engine::engine_traits(st.config);
@@ -158,6 +192,7 @@ nlohmann::json summary_json(const RunContext& run, const Outcome& o) {
                   {{"reserved_unallocated_bytes", r.fragmentation_at_peak_reserved.reserved_unallocated},
                    {"largest_free_block_bytes", r.fragmentation_at_peak_reserved.largest_free_block},
                    {"free_blocks", r.fragmentation_at_peak_reserved.free_blocks}}}};
+  j["headroom"] = headroom_json(r.closest_call, st.bytes.non_torch, budget);
   j["prefix_cache"] = {{"hit_tokens", r.counters.prefix_hit_tokens}, {"query_tokens", r.counters.prefix_query_tokens}};
   return j;
 }
@@ -196,14 +231,14 @@ void write_request_row(std::ostream& out, const engine::RequestRecord& r) {
 void write_timeline_csv(std::ostream& out, const engine::StartupResult& st,
                         const std::vector<engine::TimelinePoint>& timeline) {
   out << "time_s,weights_bytes,kv_pool_bytes,workspace_bytes,graph_pool_bytes,request_pool_bytes,activation_bytes,"
-         "cached_free_bytes,allocated_bytes,reserved_bytes,largest_free_block_bytes,free_blocks,kv_used_tokens,"
-         "running,waiting,arrived,preemptions\n";
+         "cached_free_bytes,allocated_bytes,reserved_bytes,largest_free_block_bytes,free_blocks,device_free_bytes,"
+         "free_or_cached_bytes,kv_used_tokens,running,waiting,arrived,preemptions\n";
   for (const auto& p : timeline) {
     Bytes cached_free = p.reserved > p.allocated ? p.reserved - p.allocated : 0;
-    out << fmt::format("{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", p.time_s, st.bytes.weights,
+    out << fmt::format("{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", p.time_s, st.bytes.weights,
                        st.bytes.kv_cache, st.bytes.workspaces, st.bytes.graph_pool, st.bytes.request_pool,
                        p.step_peak_allocated, cached_free, p.allocated, p.reserved, p.largest_free_block,
-                       p.free_blocks, p.kv_used_tokens, p.running, p.waiting, p.arrived, p.preemptions);
+                       p.free_blocks, p.device_free, p.free_or_cached, p.kv_used_tokens, p.running, p.waiting, p.arrived, p.preemptions);
   }
 }
 

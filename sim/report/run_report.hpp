@@ -48,6 +48,14 @@ struct MemoryBudget {
 };
 MemoryBudget engine_memory_budget(const engine::StartupResult& startup, Bytes capacity);
 
+// summary.json's `headroom`: the replay's closest call (engine::ClosestCall) with the distance to the
+// engine's budget then (budget − non-torch − reserved; negative when over it, null without a budget).
+nlohmann::json headroom_json(const engine::ClosestCall& closest, Bytes non_torch, const MemoryBudget& budget);
+// The report's and the terminal's one line from summary.json's `headroom`: "6.10 GiB free on the
+// device at the lowest, at 12.345 s (step 678, allocating logits of 1.00 GiB); 1.20 GiB under the
+// engine's budget". Throws nlohmann's errors on a malformed object (the caller names the file).
+std::string headroom_line(const nlohmann::json& headroom);
+
 // One sentence: "vLLM on h100-sxm-80gb serves all 19,366 requests without an OOM" / "... dies at
 // 1,203.4 s: CUDA out of memory ...".
 std::string verdict(const RunContext& run, const Outcome& outcome);

@@ -1,5 +1,6 @@
 #include "sim/report/run_report_page.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -12,6 +13,7 @@
 #include "sim/report/chart_series.hpp"
 #include "sim/report/csv_columns.hpp"
 #include "sim/report/output_files.hpp"
+#include "sim/report/run_report.hpp"
 
 namespace headroom::report {
 
@@ -45,10 +47,22 @@ nlohmann::json header(const nlohmann::json& s, const std::string& file, const st
     facts.push_back({"simulated", fmt::format("{:.1f} s of the trace, {} steps", output_field<double>(s, P("/simulated_s"), file),
                                               output_field<std::int64_t>(s, P("/steps/total"), file))});
   nlohmann::json details = nlohmann::json::array();
+  // The closest call in one line (summary.json's `headroom`; folders written before it have none).
+  std::string headroom;
+  if (s.contains("headroom") && !s["headroom"].is_null()) {
+    try {
+      headroom = headroom_line(s["headroom"]);
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(fmt::format("{}: headroom: expected {{min_free_bytes, at_s, step, allocation, allocation_bytes, "
+                                   "reserved_bytes, budget_left_bytes}}: {}", file, e.what()));
+    }
+  }
   details.push_back({{"label", "scenario as resolved (scenario.resolved.yaml)"}, {"text", resolved_yaml}});
   if (!s.value("startup", nlohmann::json::object()).value("ok", true))
     details.push_back({{"label", "start-up failure"}, {"text", output_field<std::string>(s, P("/startup/failure"), file)}});
-  return {{"verdict", output_field<std::string>(s, P("/verdict/text"), file)}, {"facts", facts}, {"details", details}};
+  nlohmann::json h = {{"verdict", output_field<std::string>(s, P("/verdict/text"), file)}, {"facts", facts}, {"details", details}};
+  if (!headroom.empty()) h["headroom"] = headroom;
+  return h;
 }
 
 nlohmann::json memory_view(const nlohmann::json& s, const CsvColumns& t, const std::string& file) {
@@ -78,6 +92,48 @@ nlohmann::json memory_view(const nlohmann::json& s, const CsvColumns& t, const s
   return {{"type", "stacked_area"}, {"id", "memory"}, {"title", "Memory over time, by category"},
           {"group", "time"}, {"x_name", "time (s)"}, {"x", number_array(time)}, {"unit", "bytes"},
           {"areas", areas}, {"lines", lines}, {"events", events}};
+}
+
+bool has_column(const CsvColumns& t, const std::string& name) {
+  return std::find(t.names.begin(), t.names.end(), name) != t.names.end();
+}
+
+// Free memory over time, on an axis zoomed to where it moves (the fixed weights and KV pool would
+// flatten it into a sliver): the device's free memory at each step's lowest, the level it has with
+// the engine at its budget, and the closest call as a marker.
+nlohmann::json headroom_view(const nlohmann::json& s, const CsvColumns& t, const std::string& file) {
+  using P = nlohmann::json::json_pointer;
+  const std::vector<double>& time = t.column("time_s");
+  nlohmann::json series = nlohmann::json::array();
+  series.push_back(named_series("free on the device (lowest in the step)", t.column("device_free_bytes")));
+  series.push_back(named_series("free + cached in torch's pool (lowest in the step)", t.column("free_or_cached_bytes")));
+  // The device's free memory with the process at exactly the engine's budget (its non-torch bytes and
+  // torch's reserved summing to it): below this line the engine holds more than it was told it may.
+  const nlohmann::json& h = s.at("headroom");
+  if (!h.at("budget_left_bytes").is_null())
+    series.push_back({{"name", "free with the engine at its budget"}, {"reference", true},
+                      {"constant", output_field<double>(s, P("/headroom/min_free_bytes"), file) -
+                                       output_field<double>(s, P("/headroom/budget_left_bytes"), file)}});
+  nlohmann::json marks = nlohmann::json::array();
+  if (!h.at("step").is_null())
+    marks.push_back({{"x", output_field<double>(s, P("/headroom/at_s"), file)},
+                     {"y", output_field<double>(s, P("/headroom/min_free_bytes"), file)},
+                     {"label", "closest call"},
+                     {"message", headroom_line(h)}});
+  return {{"type", "lines"}, {"id", "headroom"}, {"title", "Headroom: free memory over time"}, {"group", "time"},
+          {"x_name", "time (s)"}, {"x", number_array(time)}, {"y_from_data", true},
+          {"axes", {{{"name", "bytes"}, {"unit", "bytes"}}}}, {"series", series}, {"marks", marks}};
+}
+
+// KV tokens in use against the capacity start-up sized.
+nlohmann::json kv_usage_view(const nlohmann::json& s, const CsvColumns& t, const std::string& file) {
+  using P = nlohmann::json::json_pointer;
+  return {{"type", "lines"}, {"id", "kv"}, {"title", "KV cache usage over time"}, {"group", "time"},
+          {"x_name", "time (s)"}, {"x", number_array(t.column("time_s"))},
+          {"axes", {{{"name", "tokens"}, {"unit", "count"}}}},
+          {"series",
+           {named_series("KV tokens in use", t.column("kv_used_tokens")),
+            {{"name", "KV capacity"}, {"reference", true}, {"constant", output_field<double>(s, P("/startup/kv_tokens"), file)}}}}};
 }
 
 nlohmann::json fragmentation_view(const CsvColumns& t) {
@@ -128,7 +184,11 @@ nlohmann::json run_report_page(const OutputFolder& dir) {
   page["header"] = header(s, summary_file, resolved);
   nlohmann::json views = nlohmann::json::array();
   if (timeline.rows() > 0) {
+    if (s.contains("headroom") && !s["headroom"].is_null() && has_column(timeline, "device_free_bytes") &&
+        has_column(timeline, "free_or_cached_bytes"))
+      views.push_back(headroom_view(s, timeline, summary_file));
     views.push_back(memory_view(s, timeline, summary_file));
+    views.push_back(kv_usage_view(s, timeline, summary_file));
     views.push_back(fragmentation_view(timeline));
     views.push_back(load_view(timeline));
   }

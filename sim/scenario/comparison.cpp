@@ -8,10 +8,13 @@
 namespace headroom::scenario {
 
 std::vector<Outcome> compare_policies(const Scenario& sc, const std::vector<policy::PolicySpec>& policies,
-                                      unsigned threads) {
+                                      unsigned threads, Progress* progress) {
   for (const policy::PolicySpec& p : policies) policy::make_policy(p);  // bad parameters fail before any run
   std::vector<Outcome> out(policies.size());
-  parallel_for(policies.size(), threads, [&](std::size_t i) { out[i] = simulate(sc, policies[i]); });
+  parallel_for(policies.size(), threads, [&](std::size_t i) {
+    out[i] = simulate(sc, policies[i]);
+    if (progress) progress->point_done();
+  });
   return out;
 }
 

@@ -305,7 +305,7 @@ std::vector<double> check_tune_inputs(const Scenario& sc, const std::string& kno
 
 TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double hi, int points,
                 const std::vector<StressVariant>& variants, unsigned threads, const TuneBisection& bisection,
-                bool check_answer) {
+                bool check_answer, Progress* progress) {
   TuneResult result;
   result.knob = knob_info(sc, knob);
   const std::vector<double> values = check_tune_inputs(sc, knob, lo, hi, points, bisection);
@@ -326,12 +326,14 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
   for (Scenario& s : variant_scenarios) set_knob(s, knob, values.front());  // bad values fail before any run
 
   const std::size_t jobs = values.size() * variants.size();
+  if (progress) progress->add_total(jobs);
   std::vector<Outcome> outcomes(jobs);
   parallel_for(jobs, threads, [&](std::size_t j) {
     Scenario s = variant_scenarios[j % variants.size()];
     set_knob(s, knob, values[j / variants.size()]);
     s.on_oom = engine::OnOom::stop;
     outcomes[j] = simulate(s, s.policy);
+    if (progress) progress->point_done();
   });
   result.simulations = static_cast<std::int64_t>(jobs);
 
@@ -394,7 +396,9 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
                                                          : 1;
   a.resolution = bisection.resolution.value_or(default_resolution);
   a.cliffs.resize(variants.size());
-  parallel_for(variants.size(), threads, [&](std::size_t v) {
+  const double within = a.resolution * (1 + 1e-9);  // not 0.0050000000000000044
+  std::size_t probes = 0;  // the bisection's simulations, for the progress line: each halves the gap
+  for (std::size_t v = 0; v < variants.size(); ++v) {
     VariantCliff& c = a.cliffs[v];
     c.variant = variants[v].name();
     for (std::size_t i : order) {
@@ -404,7 +408,15 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
       }
       c.safe = values[i];
     }
-    while (c.safe && c.failing && std::abs(*c.failing - *c.safe) > a.resolution * (1 + 1e-9)) {  // not 0.0050000000000000044
+    // Whole numbers: at most the larger half each time, so the count is an upper bound there.
+    if (c.safe && c.failing)
+      for (double gap = std::abs(*c.failing - *c.safe); gap > within; gap = result.knob.whole ? std::ceil(gap / 2) : gap / 2)
+        ++probes;
+  }
+  if (progress) progress->add_total(probes);
+  parallel_for(variants.size(), threads, [&](std::size_t v) {
+    VariantCliff& c = a.cliffs[v];
+    while (c.safe && c.failing && std::abs(*c.failing - *c.safe) > within) {
       // Whole numbers: the gap is above the resolution (at least 1), so at least 2, and the floor of
       // the middle lies strictly inside it.
       const double mid = result.knob.whole ? std::floor((*c.safe + *c.failing) / 2) : (*c.safe + *c.failing) / 2;
@@ -413,6 +425,7 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
       s.on_oom = engine::OnOom::stop;
       ++c.probes;
       (simulate(s, s.policy).failed() ? c.failing : c.safe) = mid;
+      if (progress) progress->point_done();
     }
   });
   auto less_aggressive = [&](double x, double y) { return up ? x < y : x > y; };
@@ -445,7 +458,11 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
     if (result.knob.whole ? snapped >= 1 : !result.knob.fraction || (snapped > 0 && snapped <= 1)) a.value = snapped;
   }
   a.memory_value = a.value;
-  if (a.value && (check_answer || sc.slo.any())) check_tune_answer(sc, knob, result);
+  if (a.value && (check_answer || sc.slo.any())) {
+    if (progress) progress->add_total(1);
+    check_tune_answer(sc, knob, result);
+    if (progress) progress->point_done();
+  }
   if (a.value) a.flag = engine_flag(sc, knob, *a.value);
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count();
   return result;
@@ -511,7 +528,8 @@ std::pair<std::string, std::vector<double>> parse_with(const Scenario& sc, const
 
 JointTuneResult tune_jointly(const Scenario& sc, const std::string& knob, double lo, double hi, int points,
                              const std::vector<StressVariant>& variants, const std::string& with_knob,
-                             const std::vector<double>& with_values, unsigned threads, const TuneBisection& bisection) {
+                             const std::vector<double>& with_values, unsigned threads, const TuneBisection& bisection,
+                             Progress* progress) {
   JointTuneResult joint;
   joint.with = knob_info(sc, with_knob);
   const auto started_at = std::chrono::steady_clock::now();
@@ -519,7 +537,7 @@ JointTuneResult tune_jointly(const Scenario& sc, const std::string& knob, double
     Scenario s = sc;
     set_knob(s, with_knob, w);
     check_engine(s);
-    joint.slices.push_back({w, tune(s, knob, lo, hi, points, variants, threads, bisection, true)});
+    joint.slices.push_back({w, tune(s, knob, lo, hi, points, variants, threads, bisection, true, progress)});
     joint.simulations += joint.slices.back().result.simulations;
   }
   // The most KV tokens of the qualifying pairs: the first knob buys KV capacity, and the second's

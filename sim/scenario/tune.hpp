@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/core/progress.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace headroom::scenario {
@@ -124,10 +125,12 @@ std::vector<double> check_tune_inputs(const Scenario& scenario, const std::strin
                                       int points, const TuneBisection& bisection);
 
 // `check_answer`: simulate the answer on the base variant for its verdict even without an SLO (with
-// one it always is).
+// one it always is). `progress` (may be null) gets the grid's simulations as its total, then the
+// bisection's once the grid has placed each variant's cliff (an upper bound for a whole-number knob),
+// then the answer's check, and counts each finished simulation.
 TuneResult tune(const Scenario& scenario, const std::string& knob, double lo, double hi, int points,
                 const std::vector<StressVariant>& variants, unsigned threads = 0, const TuneBisection& bisection = {},
-                bool check_answer = false);
+                bool check_answer = false, Progress* progress = nullptr);
 
 // Tuned jointly (`--with KNOB=V1,V2,...`): `knob`'s answer, as tune() finds it with its answer
 // always checked on the base variant, at each value of a second knob. The answer is the pair with
@@ -152,7 +155,7 @@ std::pair<std::string, std::vector<double>> parse_with(const Scenario& scenario,
 JointTuneResult tune_jointly(const Scenario& scenario, const std::string& knob, double lo, double hi, int points,
                              const std::vector<StressVariant>& variants, const std::string& with_knob,
                              const std::vector<double>& with_values, unsigned threads = 0,
-                             const TuneBisection& bisection = {});
+                             const TuneBisection& bisection = {}, Progress* progress = nullptr);
 
 // The knob's value as the engine's command line takes it, or "" when the knob is not an engine's
 // (a policy parameter has no flag).

@@ -52,15 +52,19 @@ TEST_CASE("report: run writes report.html and headroom report rebuilds the same 
   nlohmann::json page = page_data(written);
   CHECK(page["kind"] == "run");
   CHECK(page["header"]["verdict"] == summary["verdict"]["text"]);
-  REQUIRE(page["views"].size() == 6);
-  const nlohmann::json& memory = page["views"][0];
+  // headroom, memory, kv, fragmentation, load, and the three latency CDFs.
+  REQUIRE(page["views"].size() == 8);
+  CHECK(page["views"][0]["id"] == "headroom");
+  CHECK(page["views"][2]["id"] == "kv");
+  const nlohmann::json& memory = page["views"][1];
   CHECK(memory["id"] == "memory");
   CHECK(memory["x"].size() == 4000);  // the timeline's bound (2,000 buckets, min and max)
   CHECK(memory["lines"][0] == nlohmann::json({{"name", "capacity"}, {"constant", 85028896768.0}}));
   CHECK(memory["areas"][1] == nlohmann::json({{"name", "weights"}, {"constant", summary["startup"]["bytes"]["weights"].get<double>()}}));
   // Each latency CDF ends at the slowest request summary.json reports.
-  CHECK(page["views"][3]["series"][0]["x"].back().get<double>() == Approx(summary["metrics"]["ttft_s"]["max"].get<double>()).epsilon(1e-5));
-  CHECK(page["views"][3]["series"][0]["x"].size() == 500);
+  CHECK(page["views"][5]["id"] == "ttft");
+  CHECK(page["views"][5]["series"][0]["x"].back().get<double>() == Approx(summary["metrics"]["ttft_s"]["max"].get<double>()).epsilon(1e-5));
+  CHECK(page["views"][5]["series"][0]["x"].size() == 500);
 }
 
 TEST_CASE("report: replay -o saves its results and the report, rebuilt byte for byte") {
@@ -155,7 +159,7 @@ TEST_CASE("report: folders without outputs, malformed outputs and missing render
   fs::remove(out / "report.html");
   auto bad = run_headroom("report " + q(out));
   CHECK(bad.exit_code == 2);
-  CHECK_THAT(bad.output, Catch::Contains("timeline.csv:4002: expected 17 cells, got 2"));
+  CHECK_THAT(bad.output, Catch::Contains("timeline.csv:4002: expected 19 cells, got 2"));
   CHECK_FALSE(fs::exists(out / "report.html"));
 
   auto no_dir = run_headroom("replay " + q(dir / "s.pickle") + " --png");

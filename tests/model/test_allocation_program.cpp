@@ -448,6 +448,41 @@ TEST_CASE("running a program twice reuses the cache: same peak, no new segments"
   CHECK(d3.peak_reserved == 0);
 }
 
+TEST_CASE("the runner keeps the lowest free device memory, the malloc that set it and free + cached then") {
+  // A worked example on a 1 GiB device (no context): every request is a multiple of 2 MiB above
+  // 10 MiB, so each new segment is exactly its request (allocator-model.md §2). A (100 MiB) and B
+  // (300 MiB) take 400 MiB; A is freed into the cache; D (200 MiB) does not fit A's block and takes a
+  // new segment: 1024 − 600 = 424 MiB free, 100 MiB cached but free.
+  AllocationProgram p;
+  p.slots = 2;
+  auto alloc = [&](std::uint32_t slot, Bytes bytes, Tensor t) {
+    p.ops.push_back(ProgramOp{bytes, slot, kNoLayer, OpKind::alloc, t, false});
+  };
+  auto release = [&](std::uint32_t slot) { p.ops.push_back(ProgramOp{0, slot, kNoLayer, OpKind::free, Tensor::hidden, false}); };
+  alloc(0, 100 * MiB, Tensor::qkv);
+  alloc(1, 300 * MiB, Tensor::gate_up);
+  release(0);
+  alloc(0, 200 * MiB, Tensor::logits);
+  release(1);
+  release(0);
+  REQUIRE(check_program(p).empty());
+  Gpu gpu(1 * GiB);
+  SlotTable slots;
+  ProgramRun r = run_program(gpu.allocator, p, slots);
+  REQUIRE(r.completed);
+  CHECK(r.min_device_free == 424 * MiB);
+  REQUIRE(r.min_device_free_op.has_value());
+  CHECK(*r.min_device_free_op == 3);
+  CHECK(r.reserved_at_min_free == 600 * MiB);
+  CHECK(r.min_free_or_cached == 524 * MiB);  // 424 free + (600 reserved − 500 allocated); B alone left 624
+
+  // Run again: every request is served from the cache, so no malloc lowers the free memory.
+  ProgramRun again = run_program(gpu.allocator, p, slots);
+  CHECK(again.min_device_free == 424 * MiB);
+  CHECK_FALSE(again.min_device_free_op.has_value());
+  CHECK(again.min_free_or_cached == 524 * MiB);
+}
+
 TEST_CASE("the runner's loop makes no heap allocation once its table and result are sized") {
   ModelConfig ds = catalogue_model("DeepSeek-V3");
   AllocationProgram p = forward_program(ds, prefill(4096));

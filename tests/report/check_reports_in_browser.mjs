@@ -63,12 +63,13 @@ copyFileSync(sample, hostileSnapshot);
 const reports = [];
 const quickDir = path.join(workDir, 'quickstart');
 run(['run', path.join(sourceDir, 'scenarios', 'quickstart.yaml'), '-o', quickDir, '--no-progress']);
-reports.push({ name: 'quickstart', dir: quickDir,
-               views: ['memory', 'fragmentation', 'load', 'ttft', 'tpot', 'e2e'] });
+const summaryOf = (dir) => JSON.parse(readFileSync(path.join(dir, 'summary.json'), 'utf8'));
+reports.push({ name: 'quickstart', dir: quickDir, summary: summaryOf(quickDir),
+               views: ['headroom', 'memory', 'kv', 'fragmentation', 'load', 'ttft', 'tpot', 'e2e'] });
 const hostileDir = path.join(workDir, 'hostile-run');
 run(['run', hostileScenario, '-o', hostileDir, '--no-progress']);
 reports.push({ name: 'run with markup in its name', dir: hostileDir, hostile: hostileName,
-               views: ['memory', 'fragmentation', 'load', 'ttft', 'tpot', 'e2e'] });
+               views: ['headroom', 'memory', 'kv', 'fragmentation', 'load', 'ttft', 'tpot', 'e2e'] });
 // OOM events on the memory chart (tests/cli: LightLLM's start-up check never samples a 600-sequence
 // decode; with on_oom: continue every would-be OOM is listed).
 const oomScenario = path.join(workDir, 'oom.yaml');
@@ -78,9 +79,9 @@ writeFileSync(oomScenario, 'name: oom\ngpu: {profile: h100-sxm-80gb}\nmodel: {na
   '    output: {dist: fixed, value: 600}\n');
 const oomDir = path.join(workDir, 'oom-run');
 run(['run', oomScenario, '-o', oomDir, '--no-progress']);
-const ooms = JSON.parse(readFileSync(path.join(oomDir, 'summary.json'), 'utf8')).ooms;
-reports.push({ name: 'run with OOM events', dir: oomDir, ooms,
-               views: ['memory', 'fragmentation', 'load', 'ttft', 'tpot', 'e2e'] });
+const ooms = summaryOf(oomDir).ooms;
+reports.push({ name: 'run with OOM events', dir: oomDir, ooms, summary: summaryOf(oomDir),
+               views: ['headroom', 'memory', 'kv', 'fragmentation', 'load', 'ttft', 'tpot', 'e2e'] });
 const sampleDir = path.join(workDir, 'replay-sample');
 run(['replay', sample, '-o', sampleDir, '--what-if', 'expandable_segments:True', '--what-if', 'max_split_size_mb:20',
      '--capacity', '4GiB']);
@@ -122,7 +123,7 @@ if (haveData) {
   const mb = statSync(path.join(hourDir, 'report.html')).size / 1e6;
   check(mb < 3, `the one-hour trace's report.html is ${mb.toFixed(2)} MB (< 3 MB)`);
   reports.push({ name: 'run of the one-hour Azure conversation trace', dir: hourDir,
-                 views: ['memory', 'fragmentation', 'load', 'ttft', 'tpot', 'e2e'] });
+                 views: ['headroom', 'memory', 'kv', 'fragmentation', 'load', 'ttft', 'tpot', 'e2e'] });
 } else {
   console.log(`  (no ${realSnapshot} or azure2023_conv.csv: the real-data reports are not checked)`);
   if (ci) failures++;
@@ -172,6 +173,7 @@ try {
       title: document.title,
       h1: document.querySelector('h1').textContent,
       facts: [...document.querySelectorAll('dl.facts dd')].map((d) => d.textContent),
+      headroom: document.querySelector('p.headroom') ? document.querySelector('p.headroom').textContent : null,
       scripts: document.scripts.length,
       images: document.images.length,
       views: window.headroom.views.map((v) => {
@@ -209,6 +211,41 @@ try {
       check(r.ooms.length > 0 && shown.includes(r.ooms[0].message),
             `the memory chart shows the first of ${r.ooms.length} OOMs' message on hover`);
     }
+    if (r.summary) {
+      // The headroom line on top; free memory on an axis zoomed to where it moves (not from 0), the
+      // closest call marked where summary.json puts it, its figures on hover.
+      const h = r.summary.headroom;
+      check(state.headroom !== null && state.headroom.startsWith('headroom: ') &&
+            state.headroom.includes(' free on the device at the lowest'), `headroom line: ${state.headroom}`);
+      const shown = await page.evaluate(() => {
+        const c = window.headroom.chart('headroom');
+        const series = c.getOption().series;
+        const mark = series.findIndex((s) => s.name === 'closest call');
+        const free = series[0].data.map((p) => p[1]);
+        const all = series.filter((s) => s.type === 'line').flatMap((s) => s.data.map((p) => p[1]));
+        const out = { axisMin: c.getModel().getComponent('yAxis', 0).axis.scale.getExtent()[0],
+                      lowest: Math.min(...free), span: Math.max(...all) - Math.min(...all),
+                      mark: mark >= 0 ? series[mark].data : [], text: '' };
+        if (mark >= 0) {
+          c.dispatchAction({ type: 'showTip', seriesIndex: mark, dataIndex: 0 });
+          out.text = document.querySelector('#view-headroom').textContent;
+        }
+        return out;
+      });
+      // Lines further above 0 than their span (the quickstart's: 7.5 GiB free, moving by 4 GiB) start
+      // the axis above 0.
+      check(shown.axisMin <= shown.lowest && shown.lowest >= h.min_free_bytes &&
+            (shown.axisMin > 0 || shown.lowest <= shown.span),
+            `headroom: y axis from ${shown.axisMin} B (free at least ${shown.lowest} B, the lines span ${shown.span} B; ` +
+            `closest call ${h.min_free_bytes} B)`);
+      if (h.step === null) {
+        check(shown.mark.length === 0, 'headroom: no step took memory from the device, nothing marked');
+      } else {
+        check(shown.mark.length === 1 && shown.mark[0][0] === h.at_s && shown.mark[0][1] === h.min_free_bytes &&
+              shown.text.includes(`step ${h.step}, allocating ${h.allocation}`),
+              `headroom: the closest call marked at ${h.at_s} s, its step and allocation on hover`);
+      }
+    }
     if (r.comparison) {
       // Every policy that started has its line; each first OOM while serving is a marker on it whose
       // PyTorch message shows on hover.
@@ -244,11 +281,17 @@ try {
                    .map((e) => e.shape.x1) : [],
                  bestPx: best ? window.headroom.chart('frontier').convertToPixel({ xAxisIndex: 0 }, best.markLine.data[0][0].coord[0]) : null,
                  fails: o.series.find((s) => s.name === 'fails').data.length,
+                 ttftGaps: o.series.find((s) => s.name === 'TTFT p99').data.filter((p) => p[1] === null).length,
+                 ttftConnects: o.series.find((s) => s.name === 'TTFT p99').connectNulls === true,
                  ttftAxis: o.series.find((s) => s.name === 'TTFT p99').yAxisIndex };
       });
       const failing = r.tune.frontier.filter((p) => p.oom).length;
       check(f.regions >= 1 && f.fails === failing && failing > 0 && failing < r.tune.frontier.length,
             `frontier: ${f.fails} failing values marked in ${f.regions} shaded stretch(es)`);
+      // A failing value has no latency (null in tune.json): a gap in the TTFT line, not a 0.
+      const noLatency = r.tune.frontier.filter((p) => p.ttft_p99_s === null).length;
+      check(f.ttftGaps === noLatency && noLatency >= failing && !f.ttftConnects,
+            `frontier: TTFT p99 has ${f.ttftGaps} gaps (${noLatency} values without a latency)`);
       // The best value's line is drawn where the x axis puts that value (not at the axis' start).
       check(f.best === r.tune.best && f.bestAt.some((x) => Math.abs(x - f.bestPx) < 1.5) && f.ttftAxis === 1,
             `frontier: best value ${f.best} marked at x = ${f.bestPx} px, TTFT p99 on axis 2`);
