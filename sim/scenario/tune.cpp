@@ -419,7 +419,8 @@ TuneResult tune(const Scenario& sc, const std::string& knob, double lo, double h
     while (c.safe && c.failing && std::abs(*c.failing - *c.safe) > within) {
       // Whole numbers: the gap is above the resolution (at least 1), so at least 2, and the floor of
       // the middle lies strictly inside it.
-      const double mid = result.knob.whole ? std::floor((*c.safe + *c.failing) / 2) : (*c.safe + *c.failing) / 2;
+      const double mid = result.knob.whole ? std::floor((*c.safe + *c.failing) / 2)
+                                            : std::round((*c.safe + *c.failing) / 2 * 1e9) / 1e9;  // 0.96625, not 0.9662499999999999
       Scenario s = variant_scenarios[v];
       set_knob(s, knob, mid);
       s.on_oom = engine::OnOom::stop;

@@ -40,7 +40,7 @@ nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(slurp
 
 TEST_CASE("tune max_running_requests: the sampler cliff to one request, run at it serves and one more dies") {
   const fs::path dir = headroom::test::temp_dir("tune-requests");
-  const fs::path sc = spike_scenario(dir, ", mem_fraction_static: 0.97", "");
+  const fs::path sc = spike_scenario(dir, ", mem_fraction_static: 0.965", "");  // as the incident scenario
   auto r = run_headroom("tune " + q(sc) + " --knob max_running_requests --range 256:1024 --points 4 --stress none "
                         "--resolution 1 -j 1 -o " + q(dir / "t"));
   INFO(r.output);
@@ -60,7 +60,7 @@ TEST_CASE("tune max_running_requests: the sampler cliff to one request, run at i
 
   // `run` at the answer serves every request; one request more runs out of memory in the sampler.
   auto run_at = [&](int n) {
-    const fs::path file = spike_scenario(dir, fmt::format(", mem_fraction_static: 0.97, max_running_requests: {}", n), "");
+    const fs::path file = spike_scenario(dir, fmt::format(", mem_fraction_static: 0.965, max_running_requests: {}", n), "");
     const fs::path at = dir / fmt::format("at-{}.yaml", n);
     fs::rename(file, at);
     auto rr = run_headroom("run " + q(at) + " --no-progress --json -o " + q(dir / fmt::format("run-{}", n)));
@@ -86,19 +86,23 @@ TEST_CASE("tune jointly: the fraction's answer at each max_running_requests, the
   CHECK(t["joint"][0]["with_value"] == 128);
   CHECK(t["joint"][0]["answer"]["value"] == 0.96);
   CHECK(t["joint"][0]["answer"]["overloaded"] == true);
-  // 512 keeps up and never reaches the sampler's cliff: 0.97 passes, 0.96 with the 0.01 margin.
-  CHECK(t["joint"][1]["answer"]["value"] == 0.96);
+  // 512 keeps up; its cliff is below 0.97 (the graphs' fp32 logits buffer, SGLang's
+  // cuda_graph_runner.py, is held outside the pool): bisected to 0.96625, 0.955 with the 0.01 margin.
+  CHECK(t["joint"][1]["first_failing"] == 0.97);
+  CHECK(t["joint"][1]["answer"]["safe"] == 0.96625);
+  CHECK(t["joint"][1]["answer"]["value"] == 0.955);
   CHECK(t["joint"][1]["answer"]["overloaded"] == false);
-  // 1,024 rows of fp32 logits (594 MiB) run out of memory at 0.97; the cliff bisected to 0.955.
+  // 1,024 rows of fp32 logits (594 MiB) run out of memory sooner: the cliff bisected to 0.95125.
   CHECK(t["joint"][2]["first_failing"] == 0.97);
-  CHECK(t["joint"][2]["answer"]["safe"] == 0.955);
-  CHECK(t["joint"][2]["answer"]["value"] == 0.945);
+  CHECK(t["joint"][2]["answer"]["safe"] == 0.95125);
+  CHECK(t["joint"][2]["answer"]["value"] == 0.94);
   CHECK(t["joint"][2]["answer"]["kv_tokens"].get<long>() < t["joint"][1]["answer"]["kv_tokens"].get<long>());
-  // The answer: 512 at 0.96 (128 has as many KV tokens but is overloaded; ties would go to the larger).
+  // The answer: 512 at 0.955 (128 has more KV tokens but is overloaded).
+  CHECK(t["joint"][0]["answer"]["kv_tokens"].get<long>() > t["joint"][1]["answer"]["kv_tokens"].get<long>());
   CHECK(t["answer"]["with_value"] == 512);
-  CHECK(t["answer"]["value"] == 0.96);
-  CHECK(t["answer"]["flags"] == nlohmann::json{"--max-running-requests 512", "--mem-fraction-static 0.96"});
-  CHECK_THAT(r.output, Catch::Contains("  use          --max-running-requests 512 --mem-fraction-static 0.96 ("));
+  CHECK(t["answer"]["value"] == 0.955);
+  CHECK(t["answer"]["flags"] == nlohmann::json{"--max-running-requests 512", "--mem-fraction-static 0.955"});
+  CHECK_THAT(r.output, Catch::Contains("  use          --max-running-requests 512 --mem-fraction-static 0.955 ("));
   CHECK(t["with"]["knob"] == "max_running_requests");
   CHECK(t["frontier"].size() == 3);  // the chosen pair's slice, as a one-knob tune.json has it
   // frontier.csv: a column per knob, a row per pair.
@@ -124,7 +128,7 @@ TEST_CASE("tune jointly under an SLO: only the largest batch meets the TTFT p99,
   CHECK(t["joint"][0]["answer"]["slo_met"] == false);
   CHECK(t["joint"][0]["answer"]["value"].is_null());
   CHECK(t["joint"][1]["answer"]["slo_met"] == true);
-  CHECK(t["answer"]["flags"] == nlohmann::json{"--max-running-requests 1024", "--mem-fraction-static 0.945"});
+  CHECK(t["answer"]["flags"] == nlohmann::json{"--max-running-requests 1024", "--mem-fraction-static 0.94"});
 
   // TTFT p99 1 s: not even 1,024 at once meets it (one slice is enough to show it).
   r = run_headroom("tune " + q(spike_scenario(dir, "", "slo: {ttft_p99_s: 1}\n")) +

@@ -298,7 +298,7 @@ TEST_CASE("graph programs: FA3's split accumulators, 32 x 32 heads x 512 tokens 
   CHECK(model::program_figures(p).peak > plain + 256 * MiB - 64 * MiB);
 }
 
-TEST_CASE("vLLM full graphs on Hopper hold FA3's accumulators in the pool; an A100 (FA2) does not") {
+TEST_CASE("vLLM full graphs on Hopper hold FA3's accumulators in the pool, and on an A100 (FA2) do not") {
   // The largest full graph is min(max_num_seqs, 512) = 256 sequences here: 32 x 32 x 256 x 132 x 4 B.
   VllmConfig c;
   c.max_num_seqs = 256;

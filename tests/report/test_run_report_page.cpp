@@ -79,7 +79,7 @@ fs::path run_folder() {
                       {"memory_budget", {{"bytes", 72LL << 30}, {"rule", "gpu_memory_utilization 0.9 × capacity"}}},
                       {"startup", {{"ok", true}, {"kv_tokens", 400000}, {"bytes", {{"non_torch", 1LL << 30}}}}},
                       {"requests", {{"arrived", 3}, {"completed", 3}}},
-                      {"verdict", "vLLM serves all 3 requests"}};
+                      {"verdict", {{"text", "vLLM serves all 3 requests"}}}};
   s["headroom"] = headroom_json(c, 1LL << 30, MemoryBudget{72LL << 30, "gpu_memory_utilization 0.9 × capacity"});
   write_text(dir / "summary.json", s.dump(2));
   write_text(dir / "scenario.resolved.yaml", "name: page\n");
@@ -118,7 +118,7 @@ TEST_CASE("the run page puts the headroom line on top and draws free memory and 
   CHECK(kv["series"][1]["reference"] == true);
 }
 
-TEST_CASE("a run folder written before the headroom figures draws without them; a damaged one is named") {
+TEST_CASE("a run folder written before the headroom figures draws without them, and a damaged one is named") {
   const fs::path dir = run_folder();
   nlohmann::json s = nlohmann::json::parse(std::ifstream(dir / "summary.json"));
   s.erase("headroom");
