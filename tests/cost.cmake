@@ -10,6 +10,7 @@ set(_headroom_test_costs
   "random traffic keeps every invariant" 31
   "^cli/run --check: the quickstart" 29
   "property: 400k random operations" 23
+  "^cli/run: vLLM replays the Mooncake conversation trace" 40
   "replays the Mooncake conversation trace end to end" 22
   "^cli/run --check: SGLang" 16
   "replays the Azure conversation trace end to end" 14
@@ -17,7 +18,11 @@ set(_headroom_test_costs
   "two MPI ranks" 9
   "tune's answer" 9
   "chunked prefill with default and with optimistic" 9
-  "tune on the quickstart" 8)
+  "tune on the quickstart" 8
+  "new GPUs, architectures and weight formats" 8
+  "replay H100: one step stream under three configurations" 8
+  "replay H100: a serving history recorded with expandable segments" 8
+  "tune jointly" 6)
 foreach(_list IN ITEMS test_cli_TESTS test_allocator_TESTS test_engine_TESTS test_scenario_TESTS)
   foreach(_test IN LISTS ${_list})
     set(_pairs ${_headroom_test_costs})
