@@ -60,7 +60,11 @@ nlohmann::json header(const nlohmann::json& s, const std::string& file, const st
   details.push_back({{"label", "scenario as resolved (scenario.resolved.yaml)"}, {"text", resolved_yaml}});
   if (!s.value("startup", nlohmann::json::object()).value("ok", true))
     details.push_back({{"label", "start-up failure"}, {"text", output_field<std::string>(s, P("/startup/failure"), file)}});
-  nlohmann::json h = {{"verdict", output_field<std::string>(s, P("/verdict/text"), file)}, {"facts", facts}, {"details", details}};
+  // The verdict object's text; folders written before the verdict was an object hold the text itself.
+  const std::string verdict = s.contains("verdict") && s["verdict"].is_string()
+                                  ? s["verdict"].get<std::string>()
+                                  : output_field<std::string>(s, P("/verdict/text"), file);
+  nlohmann::json h = {{"verdict", verdict}, {"facts", facts}, {"details", details}};
   if (!headroom.empty()) h["headroom"] = headroom;
   return h;
 }

@@ -126,6 +126,10 @@ TEST_CASE("a run folder written before the headroom figures draws without them, 
   nlohmann::json page = run_report_page(OutputFolder(dir));
   CHECK_FALSE(page["header"].contains("headroom"));
   CHECK(run_view_ids(page) == std::vector<std::string>{"memory", "kv", "fragmentation", "load"});
+  // Before the verdict object (issue 16), summary.json's verdict was its text.
+  s["verdict"] = "vLLM serves all 3 requests";
+  write_text(dir / "summary.json", s.dump(2));
+  CHECK(run_report_page(OutputFolder(dir))["header"]["verdict"] == "vLLM serves all 3 requests");
 
   s["headroom"] = {{"min_free_bytes", "six"}};
   write_text(dir / "summary.json", s.dump(2));
