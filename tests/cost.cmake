@@ -3,7 +3,7 @@
 # long test running alone. Included by ctest after every executable's discovered list
 # (TEST_INCLUDE_FILES, tests/CMakeLists.txt). Figures: docs/development.md, "Build and test times".
 set(_headroom_test_costs
-  "per-layer buffers pin the cache" 109
+  "per-layer buffers pin the cache" 75
   "a real H100 recording reads compressed" 61
   "property: 600k random operations" 46
   "^engine/paged: 10\\^5 random operations" 31
