@@ -13,10 +13,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/json_file.hpp"
 #include "tests/support/test_data.hpp"
 
 using headroom::test::run_headroom;
 using headroom::test::q;
+using headroom::test::read_json;
 using headroom::test::slurp;
 using headroom::test::write;
 namespace fs = std::filesystem;
@@ -24,11 +26,6 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path source_dir() { return fs::path(HEADROOM_SOURCE_DIR); }
-
-nlohmann::json read_json(const fs::path& p) {
-  std::ifstream in(p);
-  return nlohmann::json::parse(in);
-}
 
 // The data report.html draws, as report.js reads it.
 nlohmann::json page_data(const std::string& html) {

@@ -9,9 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/json_file.hpp"
 #include "tests/support/test_data.hpp"
 
 using headroom::test::q;
+using headroom::test::read_json;
 using headroom::test::run_headroom;
 using headroom::test::slurp;
 using headroom::test::write;
@@ -27,8 +29,6 @@ fs::path scenario_file(const fs::path& dir, const std::string& name, double rate
                   "}, input: {dist: fixed, value: 100}, output: {dist: fixed, value: 20}}}\n" + extra);
   return file;
 }
-
-nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(slurp(p)); }
 
 }  // namespace
 

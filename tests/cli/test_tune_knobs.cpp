@@ -11,9 +11,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/json_file.hpp"
 #include "tests/support/test_data.hpp"
 
 using headroom::test::q;
+using headroom::test::read_json;
 using headroom::test::run_headroom;
 using headroom::test::slurp;
 using headroom::test::write;
@@ -33,8 +35,6 @@ fs::path spike_scenario(const fs::path& dir, const std::string& engine_extra, co
               "output: {dist: lognormal, mean: 400, cv: 0.5, max: 2048}}}\n" + extra);
   return file;
 }
-
-nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(slurp(p)); }
 
 }  // namespace
 
