@@ -18,24 +18,26 @@ using namespace headroom::alloc;
 namespace fs = std::filesystem;
 
 TEST_CASE("snapshot gzip: a real H100 recording reads compressed, equal to its decompressed pickle") {
-  const fs::path gz = test::gpu_file("h100-2026-11-25/recordings/whatif_default_s33.pickle.gz");
+  // The smallest real recording (the one with CUDA-graph private pools): the reading, not the size,
+  // is under test, and the suite runs it again under the sanitizers.
+  const fs::path gz = test::gpu_file("h100-2026-11-25/recordings/graphs_private_s2.pickle.gz");
   const Snapshot s = read_snapshot(gz);
   REQUIRE(s.device_traces.size() == 1);
-  // whatif_default_s33.meta.json: "trace_entries": 219596, 27 segments at the end, 32105299968 bytes reserved.
-  CHECK(s.device_traces[0].size() == 219596);
-  CHECK(s.segments.size() == 27);
+  // graphs_private_s2.meta.json: "trace_entries": 25372; 80 segments at the end
+  // ("segment.all.current"), 23748149248 bytes reserved ("reserved_bytes.all.current").
+  CHECK(s.device_traces[0].size() == 25372);
+  CHECK(s.segments.size() == 80);
   Bytes reserved = 0;
   for (const SnapshotSegment& seg : s.segments) reserved += seg.total_size;
-  CHECK(reserved == 32105299968);
+  CHECK(reserved == 23748149248);
 
   // The same bytes uncompressed (a temporary, never kept) give the same snapshot.
   const std::string pickle = gunzip(test::slurp(gz), limits::kMaxSnapshotBytes, gz.string(), "the limit");
   const fs::path dir = test::temp_dir("gzip");
-  test::write(dir / "whatif_default_s33.pickle", pickle);
-  // Each snapshot is compared by its JSON text, written once per snapshot (the recording is large:
-  // this test is among the longest under the sanitizers).
+  test::write(dir / "graphs_private_s2.pickle", pickle);
+  // Each snapshot is compared by its JSON text, written once per snapshot.
   const std::string expected = snapshot_to_json_text(s);
-  CHECK(snapshot_to_json_text(read_snapshot(dir / "whatif_default_s33.pickle")) == expected);
+  CHECK(snapshot_to_json_text(read_snapshot(dir / "graphs_private_s2.pickle")) == expected);
   // And the JSON form compressed.
   test::write(dir / "s.json.gz", test::gzip(expected));
   CHECK(snapshot_to_json_text(read_snapshot(dir / "s.json.gz")) == expected);

@@ -14,9 +14,12 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/json_file.hpp"
+#include "tests/support/report_page.hpp"
 #include "tests/support/test_data.hpp"
 
 using headroom::test::run_headroom;
+using headroom::test::source_dir;
+using headroom::test::page_data;
 using headroom::test::q;
 using headroom::test::read_json;
 using headroom::test::slurp;
@@ -24,17 +27,6 @@ using headroom::test::write;
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path source_dir() { return fs::path(HEADROOM_SOURCE_DIR); }
-
-// The data report.html draws, as report.js reads it.
-nlohmann::json page_data(const std::string& html) {
-  const std::string open = "<script type=\"application/json\" id=\"headroom-data\">";
-  const std::size_t begin = html.find(open);
-  REQUIRE(begin != std::string::npos);
-  const std::size_t from = begin + open.size();
-  return nlohmann::json::parse(html.substr(from, html.find("</script>", from) - from));
-}
 
 // comparison.json's rows by policy kind, for a scenario file.
 std::map<std::string, nlohmann::json> compare_file(const fs::path& scenario) {

@@ -22,7 +22,7 @@ const std::string kLine =
     "vllm serve meta-llama/Llama-3.1-8B --gpu-memory-utilization 0.85 --max-num-seqs 64 --port 8000 --api-key sk-1";
 
 // A small workload so that each run takes a fraction of a second.
-const std::string kWorkload =
+const std::string kImportWorkload =
     "workload:\n"
     "  synthetic:\n"
     "    requests: 200\n"
@@ -57,7 +57,7 @@ TEST_CASE("import: the scenario on stdout, the notes on stderr, after -- or as o
 
 TEST_CASE("run --cmd gives the same outputs as running the imported scenario") {
   const fs::path dir = headroom::test::temp_dir("import-run");
-  write(dir / "w.yaml", kWorkload);
+  write(dir / "w.yaml", kImportWorkload);
   const auto imported = run_headroom("import -o " + q(dir / "s.yaml") + " --workload " + q(dir / "w.yaml") +
                                      " --gpu h100-sxm-80gb -- " + kLine);
   REQUIRE(imported.exit_code == 0);

@@ -11,6 +11,7 @@
 #include "tests/support/test_data.hpp"
 
 using headroom::test::run_headroom;
+using headroom::test::source_dir;
 using headroom::test::q;
 using headroom::test::slurp;
 using headroom::test::write;
@@ -18,7 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path source_dir() { return fs::path(HEADROOM_SOURCE_DIR); }
 
 // A small synthetic workload so that each run takes a fraction of a second.
 const std::string kWorkload =

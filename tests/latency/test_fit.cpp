@@ -12,16 +12,13 @@
 #include "sim/device/gpu_profile.hpp"
 #include "sim/latency/fit.hpp"
 #include "sim/model/catalogue.hpp"
+#include "tests/latency/llama_h100.hpp"
 
 using namespace headroom;
 using namespace headroom::latency;
+using headroom::test::llama_h100;
 
 namespace {
-
-StepLatencyModel llama_h100() {
-  return StepLatencyModel(model::catalogue_model("Llama-3.1-8B"), 1, model::KvCacheDtype::model, model::DType::bf16,
-                          device::load_gpu_profile("h100-sxm-80gb"));
-}
 
 // Coefficients unlike the built-in defaults, so that recovering them means something.
 device::LatencyCoefficients truth() {

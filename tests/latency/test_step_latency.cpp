@@ -11,9 +11,11 @@
 #include "sim/latency/step_latency.hpp"
 #include "sim/model/catalogue.hpp"
 #include "sim/model/weights.hpp"
+#include "tests/latency/llama_h100.hpp"
 
 using namespace headroom;
 using namespace headroom::latency;
+using headroom::test::llama_h100;
 
 namespace {
 
@@ -36,7 +38,6 @@ StepLatencyModel make(const Served& s, const char* gpu = "h100-sxm-80gb") {
                           device::load_gpu_profile(gpu));
 }
 
-StepLatencyModel llama_h100() { return make(kServed[0]); }
 
 Batch prefill(std::int64_t tokens, std::int64_t cached = 0) {
   Batch b;

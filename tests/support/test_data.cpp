@@ -17,6 +17,8 @@ namespace headroom::test {
 
 namespace fs = std::filesystem;
 
+fs::path source_dir() { return fs::path(HEADROOM_SOURCE_DIR); }
+
 static fs::path data_root() {
   if (const char* env = std::getenv("HEADROOM_DATA"); env && *env) return env;
 #ifdef HEADROOM_DEFAULT_DATA

@@ -7,6 +7,9 @@
 
 namespace headroom::test {
 
+// The project's source folder (HEADROOM_SOURCE_DIR, set by tests/CMakeLists.txt).
+std::filesystem::path source_dir();
+
 // Path of a file under the data folder; skips or fails the current test when it is missing.
 std::filesystem::path data_file(const std::string& relative);
 

@@ -6,28 +6,12 @@
 
 #include "sim/core/error.hpp"
 #include "sim/workload/burst.hpp"
+#include "tests/workload/test_files.hpp"
 
 using namespace headroom;
 using namespace headroom::workload;
 
-namespace {
-
-class ListSource final : public RequestSource {
- public:
-  explicit ListSource(std::vector<Request> rows) : rows_(std::move(rows)) {}
-  bool next(Request& r) override {
-    if (i_ >= rows_.size()) return false;
-    r = rows_[i_++];
-    return true;
-  }
-  SourceStats stats() const override { return {}; }
-
- private:
-  std::vector<Request> rows_;
-  std::size_t i_ = 0;
-};
-
-}  // namespace
+using headroom::workload::test::ListSource;
 
 TEST_CASE("burst: requests from at to at + duration (end excluded) come factor times") {
   std::vector<Request> rows;
