@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "tests/support/sanitizers.hpp"
 #include "tests/support/test_data.hpp"
 
 using headroom::test::q;
@@ -57,13 +58,7 @@ TEST_CASE("limits: KV blocks the GPU's memory would give beyond the limit are re
 }
 
 TEST_CASE("limits: out of memory on an input within the limits names what was being done") {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  return;  // the sanitizers reserve terabytes of address space: a ulimit -v stops them first
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-  return;
-#endif
-#endif
+  if (headroom::test::kSanitized) return;  // the sanitizers reserve terabytes of address space: a ulimit -v stops them first
   const fs::path dir = headroom::test::temp_dir("limits-oom");
   // 20 million empty lists: within the value limit, ~500 MB of tree.
   write(dir / "lists.pickle", std::string("\x80\x04", 2) + std::string(20'000'000, ']') + ".");
