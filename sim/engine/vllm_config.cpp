@@ -88,7 +88,7 @@ VllmBatchDefaults vllm_batch_defaults(Bytes device_total, std::string_view devic
 std::vector<int> vllm_cudagraph_capture_sizes(std::int64_t max_num_seqs, std::int64_t max_num_batched_tokens,
                                               int num_speculative_tokens, VllmCaptureSizesRule rule) {
   if (rule != VllmCaptureSizesRule::step16_above_256) {
-    // vllm/config.py @ v0.8.x: up to 512; vllm/config/__init__.py @ v0.10.x: up to cuda_graph_sizes =
+    // vllm/config.py @ v0.8.x: up to 512; the config module @ v0.10.x: up to cuda_graph_sizes =
     // min(max_num_seqs × 2, 512); step 8, both capped by max_num_batched_tokens (§1.7).
     std::int64_t top = rule == VllmCaptureSizesRule::step8_to_512 ? 512 : std::min<std::int64_t>(max_num_seqs * 2, 512);
     std::vector<int> sizes;

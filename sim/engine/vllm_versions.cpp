@@ -35,12 +35,12 @@ constexpr std::array<VllmVersionRules, 4> kVllmVersions{{
     // vllm/v1/worker/gpu_worker.py @ v0.10.x: init_device takes the MemorySnapshot and checks free ≥
     // total × utilisation BEFORE init_worker_distributed_environment (NCCL's buffers count in the
     // non-torch growth); determine_available_memory = requested − memory_profiling's non-KV
-    // (vllm/utils/__init__.py @ v0.10.x); vllm/config/__init__.py _set_cudagraph_sizes with
-    // SchedulerConfig.cuda_graph_sizes = [min(max_num_seqs × 2, 512)], step 8; arg_utils.py
+    // (vllm/utils/__init__.py @ v0.10.x); the config module's VllmConfig._set_cudagraph_sizes with
+    // SchedulerConfig.__post_init__'s cuda_graph_sizes = [min(max_num_seqs × 2, 512)], step 8; arg_utils.py
     // get_batch_defaults ≥ 70 GiB and not A100 (PR #17885); PIECEWISE until v0.11.0;
     // VLLM_FLASH_ATTN_MAX_NUM_SPLITS_FOR_CUDA_GRAPH 16 before #25274.
     {VllmVersion::v0_10, "0.10",
-     "vllm/v1/worker/gpu_worker.py, vllm/utils/__init__.py, vllm/config/__init__.py @ v0.10.x",
+     "vllm/v1/worker/gpu_worker.py, vllm/utils/__init__.py, vllm/config @ v0.10.x",
      VllmNonKvAccounting::growth_since_snapshot,
      /*snapshot_after_distributed=*/false, /*free_memory_check=*/true, /*v1_kv_cache_check=*/true,
      /*sampler_warmup_after_capture=*/true, VllmBatchDefaultsRule::device_memory_not_a100,
