@@ -14,21 +14,6 @@ namespace headroom::engine {
 
 using namespace knob_checks;
 
-std::string_view lightllm_version_name(LightllmVersion version) {
-  switch (version) {
-    case LightllmVersion::v3_0_0: return "3.0.0";
-    case LightllmVersion::current: return "current";
-  }
-  return "?";
-}
-
-LightllmVersion parse_lightllm_version(std::string_view text, std::string_view what) {
-  for (LightllmVersion v : {LightllmVersion::v3_0_0, LightllmVersion::current})
-    if (text == lightllm_version_name(v)) return v;
-  throw InputError(
-      fmt::format("{}: expected a modelled LightLLM version, one of 3.0.0, current, got '{}'", what, text));
-}
-
 std::int64_t lightllm_default_batch_max_tokens(std::int64_t max_req_total_len, std::int64_t chunked_prefill_size,
                                                bool chunked_prefill) {
   // lightllm/server/api_start.py (§3).
@@ -50,11 +35,12 @@ std::vector<FilledDefault> resolve(LightllmConfig& c, const Deployment& d) {
   validate_deployment(d);
   std::vector<FilledDefault> filled;
   require_fraction("lightllm", "mem_fraction", c.mem_fraction);
-  // Only the MHA/GQA manager's layout is modelled at 3.0.0.
-  if (c.version == LightllmVersion::v3_0_0 && d.model.is_mla())
-    throw EngineConfigError("version", fmt::format("lightllm version 3.0.0: model '{}' uses MLA, which this simulator "
+  // Only the MHA/GQA managers' layouts are modelled before current.
+  const LightllmVersionRules& version = lightllm_version_rules(c.version);
+  if (!version.models_mla && d.model.is_mla())
+    throw EngineConfigError("version", fmt::format("lightllm version {}: model '{}' uses MLA, which this simulator "
                                                    "models only for LightLLM current",
-                                                   d.model.name));
+                                                   version.name, d.model.name));
   // LightLLM's memory managers hold every layer's KV for every token; a sliding-window pool is not
   // modelled for it.
   if (model::has_sliding_window(d.model))
@@ -67,6 +53,30 @@ std::vector<FilledDefault> resolve(LightllmConfig& c, const Deployment& d) {
   require_at_least("lightllm", "graph_max_batch_size", c.graph_max_batch_size, 1);
   require_at_least("lightllm", "graph_split_batch_size", c.graph_split_batch_size, 1);
   require_at_least("lightllm", "graph_grow_step_size", c.graph_grow_step_size, 1);
+  // 2.0.0 (api_server.py @ 8b8a4e13c): no memory profile, --max_total_token_num 6000 by default;
+  // no CUDA graphs and no check prefill in basemodel.py.
+  if (version.fixed_max_total_token_num > 0) {
+    if (!c.max_total_token_num) {
+      c.max_total_token_num = version.fixed_max_total_token_num;
+      filled.push_back({"max_total_token_num", std::to_string(*c.max_total_token_num),
+                        fmt::format("LightLLM {}'s --max_total_token_num default (§3.1)", version.name)});
+    }
+    if (!c.batch_max_tokens) {
+      c.batch_max_tokens = std::max(*c.max_total_token_num / 6, c.max_req_total_len);
+      filled.push_back({"batch_max_tokens", std::to_string(*c.batch_max_tokens),
+                        fmt::format("LightLLM {}: max(int(1/6 × max_total_token_num), max_req_total_len) (§3.1)",
+                                    version.name)});
+    }
+  }
+  if (!version.cuda_graphs && !c.disable_cudagraph) {
+    c.disable_cudagraph = true;
+    filled.push_back({"disable_cudagraph", "true", fmt::format("LightLLM {} has no CUDA graphs (§3.1)", version.name)});
+  }
+  if (!version.check_max_len_infer && !c.disable_check_max_len_infer) {
+    c.disable_check_max_len_infer = true;
+    filled.push_back({"disable_check_max_len_infer", "true",
+                      fmt::format("LightLLM {} has no _check_max_len_infer (§3.1)", version.name)});
+  }
   if (!c.batch_max_tokens) {
     c.batch_max_tokens =
         lightllm_default_batch_max_tokens(c.max_req_total_len, c.chunked_prefill_size, !c.disable_chunked_prefill);

@@ -7,21 +7,15 @@
 #include <vector>
 
 #include "sim/engine/deployment.hpp"
+#include "sim/engine/lightllm_versions.hpp"
 #include "sim/model/forward_program.hpp"
 #include "sim/model/kv_layout.hpp"
 #include "sim/model/sampler_program.hpp"
 
 namespace headroom::engine {
 
-// The LightLLM versions whose KV layout this simulator models (docs/serving-memory-model.md §3.1):
-// `3.0.0` (setup.py version, commit d9e3ba2ec: one [size, 2·Hkv, D] tensor per layer, before #607) and
-// `current` (one [L, size + 1, 2·Hkv, D] tensor), the default.
-enum class LightllmVersion { v3_0_0, current };
-std::string_view lightllm_version_name(LightllmVersion version);  // "3.0.0", "current"
-LightllmVersion parse_lightllm_version(std::string_view text, std::string_view what);
-
 struct LightllmConfig {
-  LightllmVersion version = LightllmVersion::current;
+  LightllmVersion version = LightllmVersion::current;  // the release line (lightllm_versions.hpp, §3.1)
   double mem_fraction = 0.9;
   std::optional<std::int64_t> max_total_token_num;  // skips the profile (§3)
   std::optional<std::int64_t> batch_max_tokens;     // default: §3

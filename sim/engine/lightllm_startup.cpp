@@ -56,6 +56,7 @@ class LightllmStartup {
     r_.max_running_requests = c_.running_max_req_size;
     r_.sampler.kind = model::SamplerKind::native;  // torch top-k/top-p sorting in post-processing
     r_.memory = make_serving_memory(d);
+    rules_ = &lightllm_version_rules(c_.version);
   }
 
   StartupResult run() {
@@ -79,9 +80,10 @@ class LightllmStartup {
     return true;
   }
 
-  // MemoryManager at 3.0.0 (lightllm/common/mem_manager.py, commit d9e3ba2ec; §3.1): mem_state
-  // int32 [size], indexes int64 [size], then one [size, 2·Hkv, D] tensor per layer.
-  bool init_mem_manager_3_0_0(std::int64_t tokens) {
+  // MemoryManager at 2.0.0 and 3.0.0 (lightllm/common/mem_manager.py @ 8b8a4e13c, @ d9e3ba2ec;
+  // §3.1): mem_state int32 [size], indexes int64 [size], then per layer one [size, 2·Hkv, D] tensor
+  // (3.0.0) or L K tensors [size, Hkv, D] followed by L V tensors (2.0.0).
+  bool init_mem_manager_per_layer(std::int64_t tokens, bool k_then_v) {
     const auto size = static_cast<Bytes>(tokens);
     const std::optional<Bytes> per_layer = checked_mul(size, layout_.bytes_per_token / static_cast<Bytes>(layout_.layers));
     if (!per_layer)
@@ -92,7 +94,10 @@ class LightllmStartup {
     if (!allocate_engine_buffer(r_, d_, size * 4, StartupStage::kv_cache_allocation) ||
         !allocate_engine_buffer(r_, d_, size * 8, StartupStage::kv_cache_allocation))
       return false;
-    if (!allocate_kv_cache(r_, d_, layout_.layers, *per_layer)) return false;
+    const bool allocated = k_then_v ? allocate_kv_cache(r_, d_, layout_.layers, *per_layer / 2) &&
+                                          allocate_kv_cache(r_, d_, layout_.layers, *per_layer / 2)
+                                    : allocate_kv_cache(r_, d_, layout_.layers, *per_layer);
+    if (!allocated) return false;
     r_.log.push_back(fmt::format("kv cache size: {} tokens, {}", tokens, format_bytes(r_.bytes.kv_cache)));
     return true;
   }
@@ -119,7 +124,8 @@ class LightllmStartup {
     }
     r_.kv_tokens = tokens;
     r_.kv_blocks = tokens;
-    if (c_.version == LightllmVersion::v3_0_0) return init_mem_manager_3_0_0(tokens);
+    if (rules_->kv_layout != LightllmKvLayout::single_tensor)
+      return init_mem_manager_per_layer(tokens, rules_->kv_layout == LightllmKvLayout::k_then_v_per_layer);
     const std::optional<Bytes> kv_bytes = checked_mul(static_cast<Bytes>(tokens + 1), layout_.bytes_per_token);
     if (!kv_bytes)
       throw EngineConfigError("max_total_token_num",
@@ -149,7 +155,7 @@ class LightllmStartup {
 
   // _check_mem_size.
   bool check_mem_size() {
-    if (directives_.skip_capacity_checks) return true;
+    if (directives_.skip_capacity_checks || !rules_->check_mem_size) return true;
     const std::int64_t tokens = r_.kv_tokens;
     if (tokens <= f_.batch_max_tokens) {
       fail(r_, StartupStage::kv_cache_sizing, "max_total_token_num must be greater than batch_max_tokens");
@@ -168,6 +174,13 @@ class LightllmStartup {
 
   // _init_req_manager: req_to_token_indexs.
   bool init_req_manager() {
+    if (rules_->kv_layout == LightllmKvLayout::k_then_v_per_layer) {
+      // req_manager.py @ 8b8a4e13c: req_state bool [N], req_to_token_indexs int32 [N, max_req_total_len
+      // + 8], N = running_max_req_size + 8 (model_rpc.py).
+      const auto rows = static_cast<Bytes>(c_.running_max_req_size + 8);
+      return allocate_engine_buffer(r_, d_, rows, StartupStage::request_pool) &&
+             allocate_request_pool(r_, d_, rows * static_cast<Bytes>(c_.max_req_total_len + 8) * 4);
+    }
     return allocate_request_pool(
         r_, d_, lightllm_req_to_token_bytes(c_.running_max_req_size, f_.batch_max_tokens, c_.max_req_total_len));
   }
@@ -214,6 +227,7 @@ class LightllmStartup {
   const Deployment& d_;
   LightllmConfig c_;
   const StartupDirectives& directives_;
+  const LightllmVersionRules* rules_ = nullptr;
   StartupResult r_;
   LightllmFigures f_;
   Bytes free_before_weights_ = 0;

@@ -30,7 +30,12 @@ SglangAttentionBackend parse_sglang_attention_backend(std::string_view text, std
   throw InputError(fmt::format("{}: expected one of flashinfer, aiter, torch_native, got '{}'", what, text));
 }
 
-SglangGpuDefaults sglang_gpu_defaults(std::optional<double> gpu_mem_mib, int tp) {
+SglangGpuDefaults sglang_gpu_defaults(std::optional<double> gpu_mem_mib, int tp, SglangMemoryDefaultsRule rule) {
+  if (rule == SglangMemoryDefaultsRule::by_tp_size) {
+    // server_args.py @ v0.4.6 __post_init__: "gpu_mem is not None and gpu_mem < 25_000".
+    const bool small = gpu_mem_mib && *gpu_mem_mib < 25000;
+    return {small ? 2048 : 8192, small ? (tp < 4 ? 8 : 80) : 160};
+  }
   // server_args.py _handle_gpu_memory_settings (PR #10975), §2.1 table.
   if (!gpu_mem_mib) return {4096, 160};
   double g = *gpu_mem_mib;
@@ -73,6 +78,15 @@ double sglang_default_mem_fraction_static(std::optional<double> gpu_mem_mib, int
   return std::round((*gpu_mem_mib - reserved) / *gpu_mem_mib * 1000.0) / 1000.0;
 }
 
+double sglang_0_4_mem_fraction_static(int tp) {
+  // server_args.py @ v0.4.6 __post_init__ (0.81 at tp 8; 0.83 in earlier 0.3/0.4 releases).
+  if (tp >= 16) return 0.79;
+  if (tp >= 8) return 0.81;
+  if (tp >= 4) return 0.85;
+  if (tp >= 2) return 0.87;
+  return 0.88;
+}
+
 double sglang_aiter_mem_fraction_static(double mem_fraction_static, SglangAttentionBackend backend,
                                         std::int64_t context_length) {
   // §2.5: ModelRunner.model_specific_adjustment / _handle_attention_backend_compatibility.
@@ -80,12 +94,22 @@ double sglang_aiter_mem_fraction_static(double mem_fraction_static, SglangAttent
   return mem_fraction_static;
 }
 
-std::vector<int> sglang_cuda_graph_batch_sizes(int cuda_graph_max_bs, std::int64_t req_to_token_pool_size) {
-  // §2.3 list; cuda_graph_runner.py get_batch_sizes_to_capture.
-  std::vector<int> sizes = {1, 2, 4, 8, 12};
-  for (int s = 16; s < 257; s += 8) sizes.push_back(s);
-  for (int s = 272; s < 512; s += 16) sizes.push_back(s);
-  for (int s = 512; s <= cuda_graph_max_bs; s += 32) sizes.push_back(s);
+std::vector<int> sglang_cuda_graph_batch_sizes(int cuda_graph_max_bs, std::int64_t req_to_token_pool_size,
+                                               SglangGraphSizesRule rule, std::optional<double> gpu_mem_mib, int dp) {
+  std::vector<int> sizes;
+  if (rule == SglangGraphSizesRule::up_to_160) {
+    // cuda_graph_runner.py @ v0.4.6 get_batch_sizes_to_capture.
+    sizes = {1, 2, 4, 8};
+    for (int s = 16; s < 161; s += 8) sizes.push_back(s);
+    if (gpu_mem_mib && *gpu_mem_mib > 81920 && dp == 1)
+      for (int s = 160; s < 257; s += 8) sizes.push_back(s);
+  } else {
+    // §2.3 list; cuda_graph_runner.py get_batch_sizes_to_capture.
+    sizes = {1, 2, 4, 8, 12};
+    for (int s = 16; s < 257; s += 8) sizes.push_back(s);
+    for (int s = 272; s < 512; s += 16) sizes.push_back(s);
+    for (int s = 512; s <= cuda_graph_max_bs; s += 32) sizes.push_back(s);
+  }
   if (sizes.back() > req_to_token_pool_size) {
     sizes.push_back(static_cast<int>(req_to_token_pool_size) - 1);
     sizes.push_back(static_cast<int>(req_to_token_pool_size));
@@ -107,8 +131,12 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
   if (!(*c.gpu_memory_capacity_mib > 0))
     throw EngineConfigError("gpu_memory_capacity_mib", fmt::format("sglang gpu_memory_capacity_mib: expected a value above 0, got {}",
                                  *c.gpu_memory_capacity_mib));
-  SglangGpuDefaults table = sglang_gpu_defaults(c.gpu_memory_capacity_mib, d.tp);
-  std::string table_why = fmt::format("§2.1 table for {:.0f} MiB, tp {}", *c.gpu_memory_capacity_mib, d.tp);
+  const SglangVersionRules& version = sglang_version_rules(c.version);
+  const bool old_defaults = version.memory_defaults == SglangMemoryDefaultsRule::by_tp_size;
+  SglangGpuDefaults table = sglang_gpu_defaults(c.gpu_memory_capacity_mib, d.tp, version.memory_defaults);
+  std::string table_why = old_defaults ? fmt::format("SGLang {} for {:.0f} MiB (25,000 MiB threshold), tp {} (§2.6)",
+                                                     version.name, *c.gpu_memory_capacity_mib, d.tp)
+                                       : fmt::format("§2.1 table for {:.0f} MiB, tp {}", *c.gpu_memory_capacity_mib, d.tp);
   if (!c.chunked_prefill_size) {
     c.chunked_prefill_size = table.chunked_prefill_size;
     filled.push_back({"chunked_prefill_size", std::to_string(table.chunked_prefill_size), table_why});
@@ -122,6 +150,11 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
   require_at_least("sglang", "cuda_graph_max_bs", *c.cuda_graph_max_bs, 1);
   require_range("sglang", "max_prefill_tokens", c.max_prefill_tokens, 1, limits::kMaxBatchTokens);
 
+  if (!c.mem_fraction_static && old_defaults) {
+    c.mem_fraction_static = sglang_0_4_mem_fraction_static(d.tp);
+    filled.push_back({"mem_fraction_static", fmt::format("{}", *c.mem_fraction_static),
+                      fmt::format("SGLang {} by tp {} (§2.6)", version.name, d.tp)});
+  }
   if (!c.mem_fraction_static) {
     double reserved = sglang_reserved_memory_mib(*c.gpu_memory_capacity_mib, d.tp, *c.chunked_prefill_size,
                                                  *c.cuda_graph_max_bs, d.parallel.pp, c.max_prefill_tokens,

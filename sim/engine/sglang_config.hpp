@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/engine/deployment.hpp"
+#include "sim/engine/sglang_versions.hpp"
 #include "sim/model/forward_program.hpp"
 #include "sim/model/kv_layout.hpp"
 #include "sim/model/sampler_program.hpp"
@@ -19,6 +20,7 @@ std::string_view sglang_attention_backend_name(SglangAttentionBackend backend); 
 SglangAttentionBackend parse_sglang_attention_backend(std::string_view text, std::string_view what);
 
 struct SglangConfig {
+  SglangVersion version = SglangVersion::current;     // the release line (sglang_versions.hpp, §2.6)
   std::optional<double> mem_fraction_static;          // default: §2.1 heuristic
   std::optional<std::int64_t> chunked_prefill_size;   // default: §2.1 table; -1 turns chunking off
   std::int64_t max_prefill_tokens = 16384;            // §2.3
@@ -46,7 +48,12 @@ struct SglangGpuDefaults {
   int cuda_graph_max_bs = 0;
   bool operator==(const SglangGpuDefaults&) const = default;
 };
-SglangGpuDefaults sglang_gpu_defaults(std::optional<double> gpu_mem_mib, int tp);
+// 0.4 (§2.6): 2048 / 8192 and 8 (tp < 4) or 80 / 160 around 25,000 MiB.
+SglangGpuDefaults sglang_gpu_defaults(std::optional<double> gpu_mem_mib, int tp,
+                                      SglangMemoryDefaultsRule rule = SglangMemoryDefaultsRule::reserved_memory);
+
+// 0.4's mem_fraction_static by tp (§2.6): ≥ 16 → 0.79, ≥ 8 → 0.81, ≥ 4 → 0.85, ≥ 2 → 0.87, else 0.88.
+double sglang_0_4_mem_fraction_static(int tp);
 
 // §2.1: reserved_MiB = 512 + 1.5 × max(chunked_prefill_size, 2048) + 2 × cuda_graph_max_bs
 // + tp × pp / 8 × 1024, with DP attention + 3 × cuda_graph_max_bs × dp (+ 1.5 × that × dp above 300),
@@ -69,7 +76,12 @@ double sglang_aiter_mem_fraction_static(double mem_fraction_static, SglangAttent
 // §2.3: [1, 2, 4, 8, 12] + range(16, 257, 8) + range(272, 512, 16) + range(512, max + 1, 32), up to
 // cuda_graph_max_bs and the request pool's size (cuda_graph_runner get_batch_sizes_to_capture,
 // which adds pool size − 1 and pool size when the list reaches beyond the pool).
-std::vector<int> sglang_cuda_graph_batch_sizes(int cuda_graph_max_bs, std::int64_t req_to_token_pool_size);
+// 0.4 (§2.6): [1, 2, 4, 8] + range(16, 161, 8), + range(160, 257, 8) above 81,920 MiB with dp 1, the
+// pool's size − 1 and size when the list reaches beyond it; then at most the pool's size and
+// cuda_graph_max_bs.
+std::vector<int> sglang_cuda_graph_batch_sizes(int cuda_graph_max_bs, std::int64_t req_to_token_pool_size,
+                                               SglangGraphSizesRule rule = SglangGraphSizesRule::current_list,
+                                               std::optional<double> gpu_mem_mib = std::nullopt, int dp = 1);
 
 // Fills the §2.1 defaults; the aiter ×0.85 (§2.5) is applied at start-up, as ModelRunner does,
 // so that resolving twice changes nothing.

@@ -72,6 +72,7 @@ class SglangStartup {
     // layer's input until the layer returns (forward_program.hpp, vllm#10517's 108 KiB/token).
     r_.forward.caller_holds_layer_input = true;
     context_len_ = *c_.context_length;
+    rules_ = &sglang_version_rules(c_.version);
     r_.memory = make_serving_memory(d);
   }
 
@@ -127,7 +128,10 @@ class SglangStartup {
     r_.kv_tokens = tokens;
     r_.kv_blocks = tokens / c_.page_size;
     f_.max_num_reqs = c_.max_running_requests ? *c_.max_running_requests : sglang_max_num_reqs(tokens, context_len_);
-    f_.max_running_requests = sglang_max_running_requests(tokens, f_.max_num_reqs, c_.max_running_requests);
+    // 0.4's ReqToTokenPool has max_num_reqs + 1 rows, and its size bounds the running requests and
+    // the graph sizes (§2.6).
+    pool_size_ = f_.max_num_reqs + rules_->req_to_token_pool_extra_rows;
+    f_.max_running_requests = sglang_max_running_requests(tokens, pool_size_, c_.max_running_requests);
     r_.max_running_requests = f_.max_running_requests;
 
     // Token-to-KV pool (§2.2): 2·L tensors [size + page, Hkv, D] (K and V per layer), or L MLA
@@ -142,7 +146,7 @@ class SglangStartup {
                                  static_cast<double>(r_.bytes.kv_cache) / 2 / static_cast<double>(GiB)));
 
     // ReqToTokenPool (§2.3): inside the 1 − MFS margin.
-    return allocate_request_pool(r_, d_, sglang_req_to_token_pool_bytes(f_.max_num_reqs, context_len_));
+    return allocate_request_pool(r_, d_, sglang_req_to_token_pool_bytes(pool_size_, context_len_));
   }
 
   // aiter partitions by the context (§2.5), or by the KV capacity when a policy caps them (#20888).
@@ -171,7 +175,7 @@ class SglangStartup {
     in.batch_seqs = std::min<std::int64_t>(in.prefill_tokens, c_.max_running_requests ? *c_.max_running_requests : 2048);
     in.max_graph_batch = c_.disable_cuda_graph ? 0 : *c_.cuda_graph_max_bs;
     if (!c_.disable_cuda_graph)  // the request pool is not sized yet: its smallest size (§2.3)
-      in.graph_sizes = c_.cuda_graph_bs ? *c_.cuda_graph_bs : sglang_cuda_graph_batch_sizes(*c_.cuda_graph_max_bs, 2048);
+      in.graph_sizes = c_.cuda_graph_bs ? *c_.cuda_graph_bs : graph_batch_sizes(2048);
     in.workspace_bytes = [this](std::int64_t kv_tokens) { return workspace_for(kv_tokens); };
     if (*c_.attention_backend == SglangAttentionBackend::aiter && !c_.max_running_requests &&
         !directives_.cap_workspace_by_kv)
@@ -217,34 +221,47 @@ class SglangStartup {
     std::vector<int> sizes;
     if (c_.cuda_graph_bs) {
       for (int s : *c_.cuda_graph_bs)
-        if (s <= f_.max_num_reqs) sizes.push_back(s);
+        if (s <= pool_size_) sizes.push_back(s);
     } else {
-      sizes = sglang_cuda_graph_batch_sizes(*c_.cuda_graph_max_bs, f_.max_num_reqs);
+      sizes = graph_batch_sizes(pool_size_);
     }
     if (sizes.empty()) return true;
-    // CudaGraphRunner.__init__ (cuda_graph_runner.py, v0.5.x): next_token_logits_buffer, fp32
-    // [max_bs, vocab_size], made before the captures; each graph's logits processor copies its
-    // logits into it (logits_processor.py _get_logits), so no graph keeps logits of its own.
-    const Bytes max_bs = static_cast<Bytes>(*std::max_element(sizes.begin(), sizes.end()));
-    alloc::CachingAllocator& a = *r_.memory.allocator;
-    alloc::Block* logits = a.malloc(max_bs * static_cast<Bytes>(d_.model.vocab) * 4);
-    if (!logits) {
-      fail_oom(r_, StartupStage::cuda_graph_capture, *a.last_oom(), d_);
-      return false;
-    }
-    r_.memory.engine_buffers.push_back(logits);  // not a workspace: bytes.reserved holds it
     DecodeGraph graph;
     graph.forward = r_.forward;
-    graph.logits = model::GraphLogitsOutput::engine_buffer;
+    // cuda_graph_runner.py @ v0.4.6 capture_one_batch_size: self.output_buffers[bs] keeps each
+    // graph's own logits (§2.6).
+    graph.logits = model::GraphLogitsOutput::kept;
+    if (rules_->graph_logits_in_shared_buffer) {
+      // CudaGraphRunner.__init__ (cuda_graph_runner.py, v0.5.x): next_token_logits_buffer, fp32
+      // [max_bs, vocab_size], made before the captures; each graph's logits processor copies its
+      // logits into it (logits_processor.py _get_logits), so no graph keeps logits of its own.
+      const Bytes max_bs = static_cast<Bytes>(*std::max_element(sizes.begin(), sizes.end()));
+      alloc::CachingAllocator& a = *r_.memory.allocator;
+      alloc::Block* logits = a.malloc(max_bs * static_cast<Bytes>(d_.model.vocab) * 4);
+      if (!logits) {
+        fail_oom(r_, StartupStage::cuda_graph_capture, *a.last_oom(), d_);
+        return false;
+      }
+      r_.memory.engine_buffers.push_back(logits);  // not a workspace: bytes.reserved holds it
+      graph.logits = model::GraphLogitsOutput::engine_buffer;
+    }
     if (!capture_decode_graphs(r_, d_, sizes, graph)) return false;
     r_.graph_computes_logits = true;
     r_.graph_batch_sizes = sizes;
     return true;
   }
 
+  // The version's default graph sizes for a request pool of `pool_size` rows.
+  std::vector<int> graph_batch_sizes(std::int64_t pool_size) const {
+    return sglang_cuda_graph_batch_sizes(*c_.cuda_graph_max_bs, pool_size, rules_->graph_sizes, c_.gpu_memory_capacity_mib,
+                                         d_.parallel.dp);
+  }
+
   const Deployment& d_;
   SglangConfig c_;
   const StartupDirectives& directives_;
+  const SglangVersionRules* rules_ = nullptr;
+  std::int64_t pool_size_ = 0;  // the ReqToTokenPool's rows (§2.3, §2.6)
   StartupResult r_;
   SglangFigures f_;
   std::int64_t context_len_ = 0;

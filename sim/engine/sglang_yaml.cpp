@@ -6,11 +6,12 @@ namespace headroom::engine {
 using namespace knob_yaml;
 
 EngineConfig read_sglang_knobs(const YamlSection& s) {
-  s.check_keys({"kind", "mem_fraction_static", "chunked_prefill_size", "max_prefill_tokens", "max_running_requests",
+  s.check_keys({"kind", "version", "mem_fraction_static", "chunked_prefill_size", "max_prefill_tokens", "max_running_requests",
                 "max_total_tokens", "cuda_graph_max_bs", "cuda_graph_bs", "disable_cuda_graph", "context_length",
                 "attention_backend", "page_size", "schedule_conservativeness", "kv_cache_dtype",
                 "gpu_memory_capacity_mib", "sampling_backend"});
   SglangConfig c;
+  if (s.present("version")) c.version = parsed(s, "version", parse_sglang_version);
   if (s.present("mem_fraction_static")) c.mem_fraction_static = fraction(s, "mem_fraction_static");
   optional_whole(s, "chunked_prefill_size", c.chunked_prefill_size, -1);
   whole_into(s, "max_prefill_tokens", c.max_prefill_tokens, 1);
@@ -33,6 +34,7 @@ EngineConfig read_sglang_knobs(const YamlSection& s) {
 void write_sglang_knobs(YAML::Emitter& e, const EngineConfig& config) {
   const auto& c = std::get<SglangConfig>(config);
   e << YAML::Key << "kind" << YAML::Value << "sglang";
+  e << YAML::Key << "version" << YAML::Value << str(sglang_version_name(c.version));
   opt(e, "mem_fraction_static", c.mem_fraction_static);
   opt(e, "chunked_prefill_size", c.chunked_prefill_size);
   e << YAML::Key << "max_prefill_tokens" << YAML::Value << c.max_prefill_tokens;

@@ -43,20 +43,6 @@ CudaGraphMode parse_cudagraph_mode(std::string_view text, std::string_view what)
       "{}: expected one of NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE, got '{}'", what, text));
 }
 
-std::string_view vllm_version_name(VllmVersion version) {
-  switch (version) {
-    case VllmVersion::v0_6: return "0.6";
-    case VllmVersion::current: return "current";
-  }
-  return "?";
-}
-
-VllmVersion parse_vllm_version(std::string_view text, std::string_view what) {
-  for (VllmVersion v : {VllmVersion::v0_6, VllmVersion::current})
-    if (text == vllm_version_name(v)) return v;
-  throw InputError(fmt::format("{}: expected a modelled vLLM version, one of 0.6, current, got '{}'", what, text));
-}
-
 std::string_view vllm_attention_backend_name(VllmAttentionBackend backend) {
   switch (backend) {
     case VllmAttentionBackend::flash_attn: return "FLASH_ATTN";
@@ -83,16 +69,34 @@ bool is_mla_backend(VllmAttentionBackend backend) {
          backend == VllmAttentionBackend::triton_mla || backend == VllmAttentionBackend::rocm_aiter_mla;
 }
 
-VllmBatchDefaults vllm_batch_defaults(Bytes device_total, std::string_view device_name, UsageContext usage) {
-  // vllm/engine/arg_utils.py get_batch_defaults: device_memory >= 70 GiB and "a100" not in the
-  // device name (§1.3).
-  bool large = device_total >= 70 * GiB && lower(device_name).find("a100") == std::string::npos;
+VllmBatchDefaults vllm_batch_defaults(Bytes device_total, std::string_view device_name, UsageContext usage,
+                                      VllmBatchDefaultsRule rule) {
+  const std::string name = lower(device_name);
+  bool large = false;
+  if (rule == VllmBatchDefaultsRule::h100_h200_by_name) {
+    // vllm/engine/arg_utils.py @ v0.8.x _set_default_args_v1: "h100" or "h200" in the device name.
+    large = name.find("h100") != std::string::npos || name.find("h200") != std::string::npos;
+  } else {
+    // vllm/engine/arg_utils.py get_batch_defaults: device_memory >= 70 GiB and "a100" not in the
+    // device name (§1.3, PR #17885).
+    large = device_total >= 70 * GiB && name.find("a100") == std::string::npos;
+  }
   if (usage == UsageContext::llm_class) return large ? VllmBatchDefaults{16384, 1024} : VllmBatchDefaults{8192, 256};
   return large ? VllmBatchDefaults{8192, 1024} : VllmBatchDefaults{2048, 256};
 }
 
 std::vector<int> vllm_cudagraph_capture_sizes(std::int64_t max_num_seqs, std::int64_t max_num_batched_tokens,
-                                              int num_speculative_tokens) {
+                                              int num_speculative_tokens, VllmCaptureSizesRule rule) {
+  if (rule != VllmCaptureSizesRule::step16_above_256) {
+    // vllm/config.py @ v0.8.x: up to 512; the config module @ v0.10.x: up to cuda_graph_sizes =
+    // min(max_num_seqs × 2, 512); step 8, both capped by max_num_batched_tokens (§1.7).
+    std::int64_t top = rule == VllmCaptureSizesRule::step8_to_512 ? 512 : std::min<std::int64_t>(max_num_seqs * 2, 512);
+    std::vector<int> sizes;
+    for (int s : {1, 2, 4})
+      if (s <= max_num_batched_tokens) sizes.push_back(s);
+    for (int s = 8; s <= top && s <= max_num_batched_tokens; s += 8) sizes.push_back(s);
+    return sizes;
+  }
   // vllm/config/vllm.py (§1.5): the largest size is min(max_num_seqs × 2 × (1 + spec), 512),
   // capped by max_num_batched_tokens.
   std::int64_t largest = std::min<std::int64_t>(max_num_seqs * 2 * (1 + num_speculative_tokens), 512);
@@ -125,17 +129,18 @@ std::vector<FilledDefault> resolve(VllmConfig& c, const Deployment& d) {
   if (c.mla_decode_out != model::DecodeOutBuffer::transient && !d.model.is_mla())
     throw EngineConfigError("mla_decode_out", fmt::format("vllm mla_decode_out: '{}' applies to MLA models only, and model '{}' is not one",
                                  model::decode_out_buffer_name(c.mla_decode_out), d.model.name));
-  // MLA backends are modelled as vLLM current has them; V0 at 0.6 is modelled for MHA/GQA only.
-  if (c.version == VllmVersion::v0_6 && d.model.is_mla())
-    throw EngineConfigError("version", fmt::format("vllm version 0.6: model '{}' uses MLA, which this simulator "
+  // MLA backends are modelled as vLLM current has them; earlier lines are modelled for MHA/GQA only.
+  const VllmVersionRules& version = vllm_version_rules(c.version);
+  if (!version.models_mla_and_sliding_window && d.model.is_mla())
+    throw EngineConfigError("version", fmt::format("vllm version {}: model '{}' uses MLA, which this simulator "
                                                    "models only for vLLM current",
-                                                   d.model.name));
-  // V0's block manager sized sliding-window layers its own way (not modelled); V1's hybrid KV-cache
-  // manager is (vllm_kv_cache_groups.hpp).
-  if (c.version == VllmVersion::v0_6 && model::has_sliding_window(d.model))
-    throw EngineConfigError("version", fmt::format("vllm version 0.6: model '{}' has sliding-window layers, which this "
+                                                   version.name, d.model.name));
+  // V0's block manager and the V1 of earlier lines sized sliding-window layers their own way (not
+  // modelled); current's hybrid KV-cache manager is (vllm_kv_cache_groups.hpp).
+  if (!version.models_mla_and_sliding_window && model::has_sliding_window(d.model))
+    throw EngineConfigError("version", fmt::format("vllm version {}: model '{}' has sliding-window layers, which this "
                                                    "simulator models only for vLLM current (the hybrid KV-cache manager)",
-                                                   d.model.name));
+                                                   version.name, d.model.name));
   if (is_mla_backend(*c.attention_backend) != d.model.is_mla())
     throw EngineConfigError("attention_backend", fmt::format("vllm attention_backend: {} is {} backend, but model '{}' {}",
                                  vllm_attention_backend_name(*c.attention_backend),
@@ -161,10 +166,13 @@ std::vector<FilledDefault> resolve(VllmConfig& c, const Deployment& d) {
     filled.push_back({"block_size", "16", "vLLM's CUDA default (§1.2)"});
   }
 
-  VllmBatchDefaults batch = vllm_batch_defaults(d.total(), d.gpu.name, c.usage_context);
-  std::string batch_why = fmt::format("{} default on {} ({} ≥ 70 GiB and not A100: {}) (§1.3)",
-                                      usage_context_name(c.usage_context), d.gpu.name, format_bytes(d.total()),
-                                      batch.max_num_seqs == 1024 ? "yes" : "no");
+  VllmBatchDefaults batch = vllm_batch_defaults(d.total(), d.gpu.name, c.usage_context, version.batch_defaults);
+  std::string batch_why =
+      version.batch_defaults == VllmBatchDefaultsRule::h100_h200_by_name
+          ? fmt::format("vLLM {} {} default on {} (\"h100\" or \"h200\" in the name: {}) (§1.7)", version.name,
+                        usage_context_name(c.usage_context), d.gpu.name, batch.max_num_seqs == 1024 ? "yes" : "no")
+          : fmt::format("{} default on {} ({} ≥ 70 GiB and not A100: {}) (§1.3)", usage_context_name(c.usage_context),
+                        d.gpu.name, format_bytes(d.total()), batch.max_num_seqs == 1024 ? "yes" : "no");
   if (!c.max_num_batched_tokens) {
     c.max_num_batched_tokens = batch.max_num_batched_tokens;
     filled.push_back({"max_num_batched_tokens", std::to_string(batch.max_num_batched_tokens), batch_why});
@@ -189,6 +197,11 @@ std::vector<FilledDefault> resolve(VllmConfig& c, const Deployment& d) {
                                  *c.max_model_len, d.model.max_position));
 
   require_at_least("vllm", "num_speculative_tokens", c.num_speculative_tokens, 0);
+  if (!c.cudagraph_mode && !c.enforce_eager) {
+    c.cudagraph_mode = version.default_cudagraph_mode;
+    filled.push_back({"cudagraph_mode", std::string(cudagraph_mode_name(*c.cudagraph_mode)),
+                      fmt::format("vLLM {}'s default (§1.5, §1.7)", version.name)});
+  }
   if (c.enforce_eager && c.cudagraph_mode != CudaGraphMode::none) {
     c.cudagraph_mode = CudaGraphMode::none;
     filled.push_back({"cudagraph_mode", "NONE", "enforce_eager"});
@@ -197,10 +210,14 @@ std::vector<FilledDefault> resolve(VllmConfig& c, const Deployment& d) {
     require_sizes("vllm", "cudagraph_capture_sizes", *c.cudagraph_capture_sizes);
     c.cudagraph_capture_sizes = sorted_unique(*c.cudagraph_capture_sizes);
   } else {
-    c.cudagraph_capture_sizes =
-        vllm_cudagraph_capture_sizes(*c.max_num_seqs, *c.max_num_batched_tokens, c.num_speculative_tokens);
+    c.cudagraph_capture_sizes = vllm_cudagraph_capture_sizes(*c.max_num_seqs, *c.max_num_batched_tokens,
+                                                             c.num_speculative_tokens, version.capture_sizes);
     filled.push_back({"cudagraph_capture_sizes", list(*c.cudagraph_capture_sizes),
-                      "[1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16) (§1.5)"});
+                      version.capture_sizes == VllmCaptureSizesRule::step16_above_256
+                          ? "[1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16) (§1.5)"
+                      : version.capture_sizes == VllmCaptureSizesRule::step8_to_512
+                          ? "vLLM 0.8: [1, 2, 4] + range(8, 513, 8) (§1.7)"
+                          : "vLLM 0.10: [1, 2, 4] + range(8, min(2 × max_num_seqs, 512) + 1, 8) (§1.7)"});
   }
   if (c.kv_cache_memory_bytes)
     require_at_least("vllm", "kv_cache_memory_bytes", static_cast<std::int64_t>(*c.kv_cache_memory_bytes), 1);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/engine/deployment.hpp"
+#include "sim/engine/vllm_versions.hpp"
 #include "sim/model/forward_program.hpp"
 #include "sim/model/kv_layout.hpp"
 #include "sim/model/sampler_program.hpp"
@@ -17,8 +18,6 @@ enum class UsageContext { api_server, llm_class };  // vllm serve / the LLM clas
 std::string_view usage_context_name(UsageContext usage);
 UsageContext parse_usage_context(std::string_view text, std::string_view what);
 
-// CompilationConfig.cudagraph_mode (§1.5).
-enum class CudaGraphMode { none, piecewise, full, full_decode_only, full_and_piecewise };
 std::string_view cudagraph_mode_name(CudaGraphMode mode);  // vLLM's spelling: FULL_AND_PIECEWISE, ...
 CudaGraphMode parse_cudagraph_mode(std::string_view text, std::string_view what);
 
@@ -28,15 +27,8 @@ std::string_view vllm_attention_backend_name(VllmAttentionBackend backend);  // 
 VllmAttentionBackend parse_vllm_attention_backend(std::string_view text, std::string_view what);
 bool is_mla_backend(VllmAttentionBackend backend);
 
-// The vLLM versions whose start-up accounting this simulator models (docs/serving-memory-model.md
-// §1.7): `0.6`, the V0 worker (vllm/worker/worker.py determine_num_available_blocks), and `current`,
-// the V1 worker (vllm/v1/worker/gpu_worker.py determine_available_memory), the default.
-enum class VllmVersion { v0_6, current };
-std::string_view vllm_version_name(VllmVersion version);  // "0.6", "current"
-VllmVersion parse_vllm_version(std::string_view text, std::string_view what);
-
 struct VllmConfig {
-  VllmVersion version = VllmVersion::current;
+  VllmVersion version = VllmVersion::current;        // the release line (vllm_versions.hpp, §1.7)
   double gpu_memory_utilization = 0.9;               // share of the device total (§1.1)
   std::optional<std::int64_t> max_num_seqs;          // default by device (§1.3)
   std::optional<std::int64_t> max_num_batched_tokens;  // default by device (§1.3)
@@ -44,7 +36,7 @@ struct VllmConfig {
   std::optional<std::int64_t> max_model_len;         // default: the model's max_position_embeddings
   bool enable_prefix_caching = true;                 // on for generative models (§1.3)
   std::optional<std::vector<int>> cudagraph_capture_sizes;  // default: §1.5's list
-  CudaGraphMode cudagraph_mode = CudaGraphMode::full_and_piecewise;
+  std::optional<CudaGraphMode> cudagraph_mode;       // default: the version's (§1.5, §1.7)
   bool enforce_eager = false;                        // no CUDA graphs
   int num_speculative_tokens = 0;
   model::KvCacheDtype kv_cache_dtype = model::KvCacheDtype::model;  // "auto"
@@ -68,13 +60,18 @@ struct VllmBatchDefaults {
   std::int64_t max_num_seqs = 0;
   bool operator==(const VllmBatchDefaults&) const = default;
 };
-// `device_name` is matched for "a100" (any case), as vLLM does with the CUDA device name.
-VllmBatchDefaults vllm_batch_defaults(Bytes device_total, std::string_view device_name, UsageContext usage);
+// `device_name` is matched for "a100" (any case), as vLLM does with the CUDA device name; 0.8 matched
+// "h100" and "h200" instead (§1.7).
+VllmBatchDefaults vllm_batch_defaults(Bytes device_total, std::string_view device_name, UsageContext usage,
+                                      VllmBatchDefaultsRule rule = VllmBatchDefaultsRule::device_memory_not_a100);
 
 // §1.5: [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16) with
 // max = min(max_num_seqs × 2 × (1 + num_speculative_tokens), 512), capped by max_num_batched_tokens.
+// Earlier lines (§1.7): 0.8 [1, 2, 4] + range(8, 513, 8); 0.10 the same up to min(2 × max_num_seqs, 512);
+// both capped by max_num_batched_tokens.
 std::vector<int> vllm_cudagraph_capture_sizes(std::int64_t max_num_seqs, std::int64_t max_num_batched_tokens,
-                                              int num_speculative_tokens = 0);
+                                              int num_speculative_tokens = 0,
+                                              VllmCaptureSizesRule rule = VllmCaptureSizesRule::step16_above_256);
 
 // Block size an MLA backend forces (§1.2), or nullopt when the backend takes any.
 std::optional<int> vllm_forced_block_size(VllmAttentionBackend backend);

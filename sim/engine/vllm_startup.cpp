@@ -54,9 +54,6 @@ std::vector<Bytes> vllm_aiter_mla_buffers(std::int64_t max_num_seqs, std::int64_
 
 namespace {
 
-// vllm/envs.py VLLM_FLASH_ATTN_MAX_NUM_SPLITS_FOR_CUDA_GRAPH default (#25274, v0.11.0).
-constexpr int kVllmFlashAttnMaxNumSplitsForCudaGraph = 32;
-
 // vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run (§1.1).
 std::string sampler_oom_message(std::int64_t num_reqs) {
   return fmt::format(
@@ -87,7 +84,7 @@ std::vector<GraphPass> graph_passes(const VllmConfig& c) {
   std::vector<int> full_sizes;
   for (int s : sizes)
     if (s <= *c.max_num_seqs) full_sizes.push_back(s);
-  switch (c.cudagraph_mode) {
+  switch (c.cudagraph_mode.value_or(CudaGraphMode::none)) {
     case CudaGraphMode::none: return {};
     case CudaGraphMode::piecewise: return {{sizes, false}};
     case CudaGraphMode::full: return {{sizes, true}};
@@ -121,6 +118,7 @@ class VllmStartup {
     // decoder loop holds each layer's input until the layer returns (forward_program.hpp).
     r_.forward.caller_holds_layer_input = c_.enforce_eager;
     r_.memory = make_serving_memory(d);
+    rules_ = &vllm_version_rules(c_.version);
   }
 
   StartupResult run() {
@@ -144,14 +142,15 @@ class VllmStartup {
   // init_device: the baseline snapshot and the utilisation check (§1.1).
   bool init_device() {
     // Current V1 initialises the distributed environment before its snapshot, "so that NCCL buffers
-    // are allocated before we measure available memory" (gpu_worker.py init_device); V0 after
-    // recording the free memory, so its non-torch figure counts them (§9).
-    if (!init_distributed(r_, d_)) return false;
+    // are allocated before we measure available memory" (gpu_worker.py init_device); 0.6–0.10 after
+    // it, so their non-torch figure counts them (§1.7, §9).
+    if (rules_->snapshot_after_distributed && !init_distributed(r_, d_)) return false;
     const Bytes total = gpu().total();
     f_.free_at_start = gpu().free_bytes();
     f_.requested = static_cast<Bytes>(std::floor(static_cast<double>(total) * c_.gpu_memory_utilization));
-    // V0's init_device only records the free memory (vllm/worker/worker.py, commit 6ae52299e).
-    if (f_.free_at_start < f_.requested && c_.version != VllmVersion::v0_6) {
+    // V0's and 0.8's init_device only record the free memory (vllm/worker/worker.py @ 6ae52299e,
+    // vllm/v1/worker/gpu_worker.py @ v0.8.x).
+    if (f_.free_at_start < f_.requested && rules_->free_memory_check) {
       fail(r_, StartupStage::memory_check,
            fmt::format("Free memory on device cuda:0 ({}/{} GiB) on startup is less than desired GPU memory "
                        "utilization ({}, {} GiB). Decrease GPU memory utilization or reduce GPU memory used by "
@@ -161,7 +160,7 @@ class VllmStartup {
       return false;
     }
     non_torch_baseline_ = non_torch_now();
-    return true;
+    return rules_->snapshot_after_distributed || init_distributed(r_, d_);
   }
 
   // load_model: model_memory_usage is the torch-allocated growth.
@@ -241,10 +240,11 @@ class VllmStartup {
     const Bytes peak = static_cast<Bytes>(a.stats().allocated_bytes[alloc::kAll].peak);
     a.empty_cache();
     f_.torch_peak_increase = peak - allocated_before;
-    if (c_.version == VllmVersion::v0_6) {
-      // V0 determine_num_available_blocks (vllm/worker/worker.py, commit 6ae52299e): non-torch is
-      // everything used on the device but not allocated by torch after empty_cache — the CUDA
-      // context, other processes and cached-but-split blocks included — not only its growth.
+    if (rules_->accounting == VllmNonKvAccounting::peak_plus_all_non_torch) {
+      // V0 determine_num_available_blocks (vllm/worker/worker.py, commit 6ae52299e) and V1's
+      // determine_available_memory @ v0.8.x: non-torch is everything used on the device but not
+      // allocated by torch after empty_cache — the CUDA context, other processes and cached-but-split
+      // blocks included — not only its growth.
       const auto used = static_cast<std::int64_t>(gpu().total() - gpu().free_bytes());
       f_.non_torch_increase = static_cast<Bytes>(std::max<std::int64_t>(0, used - static_cast<std::int64_t>(a.allocated_bytes())));
     } else {
@@ -267,7 +267,7 @@ class VllmStartup {
       return false;
     }
     const std::int64_t max_model_len = *c_.max_model_len;
-    if (c_.version == VllmVersion::v0_6) return v0_raise_if_cache_size_invalid();
+    if (!rules_->v1_kv_cache_check) return v0_raise_if_cache_size_invalid();
     // _max_memory_usage_bytes_from_groups: group_size × page × the blocks one request may hold.
     const Bytes needed = request_bytes(max_model_len);
     if (needed > static_cast<Bytes>(f_.available_kv) && !directives_.skip_capacity_checks) {
@@ -396,7 +396,7 @@ class VllmStartup {
       if (!allocate_attention_workspace(r_, d_, r_.forward.attention_workspace)) return false;
     }
     // V0's _warm_up_model captures the graphs only; its profile run already sampled.
-    return capture_model() && (c_.version == VllmVersion::v0_6 || dummy_sampler_run());
+    return capture_model() && (!rules_->sampler_warmup_after_capture || dummy_sampler_run());
   }
 
   // capture_model: each pass of cudagraph_mode (§1.5), and the memory the capture took.
@@ -435,9 +435,8 @@ class VllmStartup {
   // as FA2 (no accumulators), docs/models-and-gpus.md.
   int flash_attn_splits_in_full_graphs() const {
     const bool hopper = d_.gpu.compute_capability_major() == 9;
-    if (*c_.attention_backend != VllmAttentionBackend::flash_attn || !hopper || c_.version == VllmVersion::v0_6)
-      return 0;
-    return kVllmFlashAttnMaxNumSplitsForCudaGraph;
+    if (*c_.attention_backend != VllmAttentionBackend::flash_attn || !hopper) return 0;
+    return rules_->full_graph_flash_attn_splits;
   }
 
   // _dummy_sampler_run after capture, over N requests; its blocks stay cached (§1.1).
@@ -455,6 +454,7 @@ class VllmStartup {
   const Deployment& d_;
   VllmConfig c_;
   const StartupDirectives& directives_;
+  const VllmVersionRules* rules_ = nullptr;
   StartupResult r_;
   VllmFigures f_;
   std::int64_t T_ = 0;  // max_num_batched_tokens

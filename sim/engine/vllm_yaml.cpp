@@ -47,7 +47,7 @@ void write_vllm_knobs(YAML::Emitter& e, const EngineConfig& config) {
   opt(e, "max_model_len", c.max_model_len);
   e << YAML::Key << "enable_prefix_caching" << YAML::Value << c.enable_prefix_caching;
   sizes(e, "cudagraph_capture_sizes", c.cudagraph_capture_sizes);
-  e << YAML::Key << "cudagraph_mode" << YAML::Value << str(cudagraph_mode_name(c.cudagraph_mode));
+  if (c.cudagraph_mode) e << YAML::Key << "cudagraph_mode" << YAML::Value << str(cudagraph_mode_name(*c.cudagraph_mode));
   e << YAML::Key << "enforce_eager" << YAML::Value << c.enforce_eager;
   e << YAML::Key << "num_speculative_tokens" << YAML::Value << c.num_speculative_tokens;
   e << YAML::Key << "kv_cache_dtype" << YAML::Value << str(model::kv_cache_dtype_name(c.kv_cache_dtype));

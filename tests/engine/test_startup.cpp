@@ -442,8 +442,9 @@ TEST_CASE("vLLM versions: parsed by name, an unknown one lists the modelled ones
   CHECK(parse_vllm_version("0.6", "v") == VllmVersion::v0_6);
   CHECK(parse_vllm_version("current", "v") == VllmVersion::current);
   CHECK(VllmConfig{}.version == VllmVersion::current);
-  CHECK_THROWS_WITH(parse_vllm_version("0.8", "x.yaml:3:12: key 'engine.version'"),
-                    "x.yaml:3:12: key 'engine.version': expected a modelled vLLM version, one of 0.6, current, got '0.8'");
+  CHECK_THROWS_WITH(parse_vllm_version("0.7", "x.yaml:3:12: key 'engine.version'"),
+                    "x.yaml:3:12: key 'engine.version': expected a modelled vLLM version, one of 0.6, 0.8, 0.10, "
+                    "current, got '0.7'");
   VllmConfig v0;
   v0.version = VllmVersion::v0_6;
   CHECK_THROWS_WITH(vllm_startup(on("h200-141gb", "DeepSeek-V3", 8), v0),
@@ -496,7 +497,7 @@ TEST_CASE("LightLLM versions: parsed by name, an unknown one lists the modelled 
   CHECK(parse_lightllm_version("3.0.0", "v") == LightllmVersion::v3_0_0);
   CHECK(LightllmConfig{}.version == LightllmVersion::current);
   CHECK_THROWS_WITH(parse_lightllm_version("1.1.0", "x.yaml:4:12: key 'engine.version'"),
-                    "x.yaml:4:12: key 'engine.version': expected a modelled LightLLM version, one of 3.0.0, current, "
+                    "x.yaml:4:12: key 'engine.version': expected a modelled LightLLM version, one of 2.0.0, 3.0.0, current, "
                     "got '1.1.0'");
   LightllmConfig c;
   c.version = LightllmVersion::v3_0_0;

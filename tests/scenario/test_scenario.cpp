@@ -87,11 +87,16 @@ TEST_CASE("scenario: engine.version picks a modelled version (the newest by defa
   CHECK(std::get<engine::VllmConfig>(v1.engine).version == engine::VllmVersion::current);
   Scenario l3 = parse_scenario(kBase + "engine: {kind: lightllm, version: 3.0.0}\n", "x.yaml", "/tmp");
   CHECK(std::get<engine::LightllmConfig>(l3.engine).version == engine::LightllmVersion::v3_0_0);
-  CHECK(error_of(kBase + "engine: {kind: vllm, version: 0.10}\n") ==
-        "x.yaml:4:31: key 'engine.version': expected a modelled vLLM version, one of 0.6, current, got '0.10'");
+  Scenario v10 = parse_scenario(kBase + "engine: {kind: vllm, version: \"0.10\"}\n", "x.yaml", "/tmp");
+  CHECK(std::get<engine::VllmConfig>(v10.engine).version == engine::VllmVersion::v0_10);
+  Scenario s04 = parse_scenario(kBase + "engine: {kind: sglang, version: 0.4}\n", "x.yaml", "/tmp");
+  CHECK(std::get<engine::SglangConfig>(s04.engine).version == engine::SglangVersion::v0_4);
+  CHECK(error_of(kBase + "engine: {kind: vllm, version: 0.9}\n") ==
+        "x.yaml:4:31: key 'engine.version': expected a modelled vLLM version, one of 0.6, 0.8, 0.10, current, got '0.9'");
   CHECK(error_of(kBase + "engine: {kind: lightllm, version: v1.2.0}\n") ==
-        "x.yaml:4:35: key 'engine.version': expected a modelled LightLLM version, one of 3.0.0, current, got 'v1.2.0'");
-  CHECK(error_of(kBase + "engine: {kind: sglang, version: 0.4}\n").find("unknown key 'engine.version'") != std::string::npos);
+        "x.yaml:4:35: key 'engine.version': expected a modelled LightLLM version, one of 2.0.0, 3.0.0, current, got 'v1.2.0'");
+  CHECK(error_of(kBase + "engine: {kind: sglang, version: 0.5}\n") ==
+        "x.yaml:4:33: key 'engine.version': expected a modelled SGLang version, one of 0.4, current, got '0.5'");
 }
 
 TEST_CASE("scenario: bad keys and values are errors with the place and a did-you-mean") {
