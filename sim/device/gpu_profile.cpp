@@ -47,6 +47,32 @@ LatencyCoefficients read_latency(const Section& s) {
   return l;
 }
 
+Interconnect read_interconnect(const Section& s) {
+  s.check_keys({"link", "generation", "bandwidth_bytes_per_s", "pcie_bandwidth_bytes_per_s", "note", "bus_efficiency",
+                "nccl_latency_s", "hop_latency_s", "custom_all_reduce_latency_s"});
+  Interconnect i;
+  i.link = s.choice("link", {"nvlink", "nvlink_bridge", "infinity_fabric", "pcie"});
+  i.generation = static_cast<int>(s.integer("generation", s.required("generation"), 1, 9));
+  i.bandwidth_bytes_per_s = s.positive("bandwidth_bytes_per_s");
+  if (i.link == "nvlink_bridge") {
+    if (!s.present("pcie_bandwidth_bytes_per_s"))
+      s.fail(s.node(), "pcie_bandwidth_bytes_per_s",
+             "is required with link: nvlink_bridge (the PCIe path of groups wider than a bridged pair)");
+    i.pcie_bandwidth_bytes_per_s = s.positive("pcie_bandwidth_bytes_per_s");
+  } else if (s.present("pcie_bandwidth_bytes_per_s")) {
+    s.fail(s.value("pcie_bandwidth_bytes_per_s"), "pcie_bandwidth_bytes_per_s",
+           fmt::format("is only read with link: nvlink_bridge (link is {})", i.link));
+  }
+  i.note = s.text("note");
+  s.optional_number("bus_efficiency", i.bus_efficiency);
+  if (i.bus_efficiency > 1)
+    s.fail(s.value("bus_efficiency"), "bus_efficiency", fmt::format("expected a fraction up to 1, got {}", i.bus_efficiency));
+  s.optional_number("nccl_latency_s", i.nccl_latency_s, true);
+  s.optional_number("hop_latency_s", i.hop_latency_s, true);
+  s.optional_number("custom_all_reduce_latency_s", i.custom_all_reduce_latency_s, true);
+  return i;
+}
+
 Calibration read_calibration(const Section& s) {
   s.check_keys({"command", "device", "runtime", "driver_version", "runtime_version", "date", "measurements"});
   Calibration c;
@@ -82,7 +108,7 @@ GpuProfile parse_gpu_profile(std::string_view yaml, const std::string& file) {
   Section top(root, file, "");
   top.check_keys({"name", "vendor", "source", "source_note", "memory", "bandwidth_bytes_per_s",
                   "dense_bf16_flops_per_s", "dense_fp8_flops_per_s", "dense_fp4_flops_per_s", "latency", "calibration",
-                  "compute_capability"});
+                  "compute_capability", "interconnect"});
   GpuProfile p;
   p.name = top.text("name");
   p.vendor = top.choice("vendor", {"nvidia", "amd"});
@@ -120,6 +146,7 @@ GpuProfile parse_gpu_profile(std::string_view yaml, const std::string& file) {
   // Optional: only GPUs with FP4 tensor cores (Blackwell) give it.
   if (top.present("dense_fp4_flops_per_s")) p.dense_fp4_flops_per_s = top.positive("dense_fp4_flops_per_s");
   if (top.present("latency")) p.latency = read_latency(top.child("latency"));
+  if (top.present("interconnect")) p.interconnect = read_interconnect(top.child("interconnect"));
   if (top.present("calibration")) p.calibration = read_calibration(top.child("calibration"));
   return p;
 }
@@ -158,6 +185,23 @@ std::string gpu_profile_yaml(const GpuProfile& p) {
   // Written only when set, so that a profile without them writes as before.
   if (l.kernel_floor_s != 0) line("  ", "kernel_floor_s", fmt::format("{}", l.kernel_floor_s));
   if (l.attention_token_s != 0) line("  ", "attention_token_s", fmt::format("{}", l.attention_token_s));
+  if (p.interconnect) {
+    const Interconnect& i = *p.interconnect;
+    const Interconnect defaults;
+    y += "interconnect:\n";
+    line("  ", "link", i.link);
+    line("  ", "generation", fmt::format("{}", i.generation));
+    line("  ", "bandwidth_bytes_per_s", fmt::format("{}", i.bandwidth_bytes_per_s));
+    if (i.pcie_bandwidth_bytes_per_s)
+      line("  ", "pcie_bandwidth_bytes_per_s", fmt::format("{}", *i.pcie_bandwidth_bytes_per_s));
+    line("  ", "note", yaml_quoted(i.note));
+    // The coefficients only where they differ from the defaults, as the built-in profiles leave them.
+    if (i.bus_efficiency != defaults.bus_efficiency) line("  ", "bus_efficiency", fmt::format("{}", i.bus_efficiency));
+    if (i.nccl_latency_s != defaults.nccl_latency_s) line("  ", "nccl_latency_s", fmt::format("{}", i.nccl_latency_s));
+    if (i.hop_latency_s != defaults.hop_latency_s) line("  ", "hop_latency_s", fmt::format("{}", i.hop_latency_s));
+    if (i.custom_all_reduce_latency_s != defaults.custom_all_reduce_latency_s)
+      line("  ", "custom_all_reduce_latency_s", fmt::format("{}", i.custom_all_reduce_latency_s));
+  }
   if (p.calibration) {
     const Calibration& c = *p.calibration;
     y += "calibration:\n";
@@ -205,9 +249,21 @@ GpuProfile load_gpu_profile(std::string_view name_or_path) {
       "unknown GPU profile '{}'{} (built-in: {}; or give the path of a profile YAML file with the keys name, vendor, "
       "source, source_note (where each figure comes from: required), memory.capacity_bytes, memory.context_bytes, "
       "memory.granularity_bytes, bandwidth_bytes_per_s, dense_bf16_flops_per_s and dense_fp8_flops_per_s (null "
-      "without FP8), optionally memory.capacity_note, dense_fp4_flops_per_s and compute_capability: docs/models-and-gpus.md, \"GPU "
-      "profiles\")",
+      "without FP8), optionally memory.capacity_note, dense_fp4_flops_per_s, compute_capability and interconnect: "
+      "docs/models-and-gpus.md, \"GPU profiles\")",
       name_or_path, did_you_mean_product_suffix(name_or_path, suggestable), fmt::join(names, ", ")));
+}
+
+bool Interconnect::fully_connected(int ranks) const {
+  // vLLM platforms/cuda.py is_fully_connected: every pair joined by NVLink (NVML); on ROCm every
+  // pair of an xGMI mesh. A bridge joins only its own pair.
+  if (link == "nvlink" || link == "infinity_fabric") return true;
+  return link == "nvlink_bridge" && ranks <= 2;
+}
+
+double Interconnect::bus_bytes_per_s(int ranks) const {
+  const double both = link == "nvlink_bridge" && ranks > 2 ? *pcie_bandwidth_bytes_per_s : bandwidth_bytes_per_s;
+  return both / 2 * bus_efficiency;
 }
 
 int GpuProfile::compute_capability_major() const {

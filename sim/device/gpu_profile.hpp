@@ -43,6 +43,42 @@ struct Calibration {
   bool operator==(const Calibration&) const = default;
 };
 
+// How the GPUs of one node reach each other, for the step latency of tensor and pipeline parallelism
+// (sim/latency/collective.hpp). The link and its bandwidth are the datasheet's; the efficiency and
+// latencies are model coefficients with documented defaults, like `latency` (docs/models-and-gpus.md
+// "Interconnect").
+struct Interconnect {
+  // nvlink: NVLink through NVSwitch (HGX/DGX boards, GB200 NVL): every pair of GPUs joined;
+  // nvlink_bridge: NVLink bridges joining pairs of PCIe cards (H100 NVL); infinity_fabric: AMD's
+  // mesh of xGMI links joining every pair; pcie: no GPU-to-GPU link, traffic over PCIe.
+  std::string link;
+  int generation = 0;                 // NVLink 3/4/5, Infinity Fabric 3/4, PCIe 4/5
+  double bandwidth_bytes_per_s = 0;   // per GPU, both directions together, as datasheets quote it
+  // nvlink_bridge only: the card's PCIe bandwidth (both directions), which groups wider than the
+  // bridged pair cross.
+  std::optional<double> pcie_bandwidth_bytes_per_s;
+  std::string note;                   // where the figures come from
+  // The fraction of one direction's bandwidth NCCL's ring reaches as bus bandwidth: ~370 of 450 GB/s
+  // on H100 NVLink 4 (NVIDIA/nccl-tests#212, the NCCL maintainer: "~20 %" protocol overhead;
+  // NVIDIA/nccl#1455: 365-370 GB/s busBw with NCCL_ALGO=RING on 2 to 8 H100 SXM).
+  double bus_efficiency = 0.82;
+  // NCCL's cost of a collective: a base latency per call plus one per ring step (the form of NCCL
+  // src/graph/tuning.cc: baseLat + nsteps × hwLat). Fitted to vLLM PR #24111's H100 pynccl
+  // all-reduce times at TP 4 and 6 (0.5 MB: 17 and 23 µs).
+  Seconds nccl_latency_s = 6e-6;
+  Seconds hop_latency_s = 1.5e-6;
+  // vLLM's custom all-reduce, per stage (a launch and a barrier): vLLM PR #24111's H100 ca_1stage
+  // at TP 4 and 6 (0.5 MB: 10 and 13 µs) less their bytes over the bus.
+  Seconds custom_all_reduce_latency_s = 6e-6;
+  bool operator==(const Interconnect&) const = default;
+
+  // Whether every pair of `ranks` GPUs is joined directly (vLLM's is_fully_connected).
+  bool fully_connected(int ranks) const;
+  // One direction's bandwidth a group of `ranks` GPUs reaches per GPU (bytes/s): the link's (or,
+  // beyond an NVLink-bridged pair, PCIe's) half of both directions, times bus_efficiency.
+  double bus_bytes_per_s(int ranks) const;
+};
+
 struct GpuProfile {
   std::string name;
   std::string vendor;       // nvidia | amd
@@ -62,6 +98,8 @@ struct GpuProfile {
   std::optional<double> dense_fp8_flops_per_s;  // none: no FP8 tensor cores (A100)
   std::optional<double> dense_fp4_flops_per_s;  // none: no FP4 tensor cores (before Blackwell)
   LatencyCoefficients latency;
+  // Absent in a user profile that does not give it: steps then have no communication term.
+  std::optional<Interconnect> interconnect;
   std::optional<Calibration> calibration;
   bool operator==(const GpuProfile&) const = default;
   // The major version of compute_capability; 0 when it is not given.

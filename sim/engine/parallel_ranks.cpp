@@ -164,9 +164,12 @@ CommunicatorMemory communicator_memory(const Deployment& d, const ParallelRules&
   }
   // The expert-parallel group, where its ranks differ from the TP group's (vLLM with dp > 1).
   if (p.ep > 1 && p.ep != d.tp) add("ep", p.ep);
-  // custom_all_reduce.py: _SUPPORTED_WORLD_SIZES = [2, 4, 6, 8], for the TP group only.
+  // custom_all_reduce.py: _SUPPORTED_WORLD_SIZES = [2, 4, 6, 8], for the TP group only; more than
+  // two GPUs that are not fully connected (PCIe only) get none ("not supported on more than two
+  // PCIe-only GPUs"). A profile without an interconnect is taken to be fully connected.
   const bool supported = d.tp == 2 || d.tp == 4 || d.tp == 6 || d.tp == 8;
-  if (rules.custom_all_reduce && p.custom_all_reduce && supported) {
+  const bool connected = d.tp == 2 || !d.gpu.interconnect || d.gpu.interconnect->fully_connected(d.tp);
+  if (rules.custom_all_reduce && p.custom_all_reduce && supported && connected) {
     const Bytes granularity = device::device_spec(d.gpu).granularity;
     m.custom_all_reduce = round_up(kCustomAllReduceSignalBytes + rules.custom_all_reduce_max_size, granularity) +
                           round_up(rules.custom_all_reduce_max_size, granularity);

@@ -271,11 +271,14 @@ StepTerms StepLatencyModel::terms(const Batch& b, const device::LatencyCoefficie
 }
 
 Seconds StepLatencyModel::step_time(const Batch& batch) const {
-  return step_seconds(terms(batch, coefficients_), coefficients_);
+  const Seconds kernels = step_seconds(terms(batch, coefficients_), coefficients_);
+  return communication_ ? kernels + communication_->seconds(batch) : kernels;
 }
 
 StepTime StepLatencyModel::step_time_by_term(const Batch& batch) const {
-  return latency::step_time_by_term(terms(batch, coefficients_), coefficients_);
+  StepTime t = latency::step_time_by_term(terms(batch, coefficients_), coefficients_);
+  if (communication_) t.communication = communication_->seconds(batch);
+  return t;
 }
 
 }  // namespace headroom::latency

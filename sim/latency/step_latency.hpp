@@ -11,16 +11,19 @@
 //        + step_overhead_s (eager)  or  graph_overhead_s (replayed CUDA graph)
 //   eff(M) = gemm_peak_efficiency · M / (M + gemm_half_efficiency_tokens)
 //
-// Left out, each small next to the terms above or outside one rank: element-wise kernels (norms,
-// rotary embedding, SiLU, residual adds), the embedding gather, sampling, and tensor-parallel
-// all-reduces (the profile has no interconnect bandwidth yet).
+// With tensor or pipeline parallelism, the step's collectives (collective.hpp: all-reduces, the
+// logits' all-gather, the pipeline's hand-overs) are added over the profile's interconnect.
+// Left out, each small next to the terms above: element-wise kernels (norms, rotary embedding,
+// SiLU, residual adds), the embedding gather and sampling.
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "sim/core/units.hpp"
 #include "sim/device/gpu_profile.hpp"
 #include "sim/latency/batch.hpp"
+#include "sim/latency/collective.hpp"
 #include "sim/model/dtype.hpp"
 #include "sim/model/kv_layout.hpp"
 #include "sim/model/model_config.hpp"
@@ -88,7 +91,8 @@ struct StepTime {
   Seconds gemm = 0;
   Seconds attention = 0;
   Seconds overhead = 0;
-  Seconds total() const { return gemm + attention + overhead; }
+  Seconds communication = 0;  // collectives over the interconnect (tp or pp above 1)
+  Seconds total() const { return gemm + attention + overhead + communication; }
 };
 
 // Evaluates `terms` with `c` (the formula above).
@@ -107,8 +111,14 @@ class StepLatencyModel {
   // Seconds of one step with the profile's coefficients. Allocation-free; an empty batch takes 0.
   Seconds step_time(const Batch& batch) const;
   StepTime step_time_by_term(const Batch& batch) const;
-  // The terms under coefficients `c` (fit.hpp evaluates candidates with it).
+  // The terms under coefficients `c` (fit.hpp evaluates candidates with it). Communication is
+  // not among them: the fit's measurements are of one GPU.
   StepTerms terms(const Batch& batch, const device::LatencyCoefficients& c) const;
+
+  // Adds the step's collectives (collective.hpp) to step_time. Without it, or at tp 1 and pp 1,
+  // a step is its kernels alone.
+  void set_communication(const StepCommunication& communication) { communication_ = communication; }
+  const std::optional<StepCommunication>& communication() const { return communication_; }
 
   const std::vector<Gemm>& gemms() const { return gemms_; }
   // GEMM weight bytes on this rank: what a step that touches every expert reads once.
@@ -123,6 +133,7 @@ class StepLatencyModel {
   device::GpuProfile profile_;
   device::LatencyCoefficients coefficients_;
   std::vector<Gemm> gemms_;
+  std::optional<StepCommunication> communication_;
   std::vector<double> log_miss_;    // per GEMM: ln(1 - top_k/experts), for the experts touched
   double layers_ = 0;               // decoder layers: one attention kernel each
   Bytes activation_bytes_ = 2;

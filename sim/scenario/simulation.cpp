@@ -20,6 +20,17 @@ model::KvCacheDtype kv_dtype_of(const engine::EngineConfig& c) {
   return engine::engine_traits(c).kv_cache_dtype(c);
 }
 
+// The collectives of the rank's steps, as the engine set them up: its TP group's custom all-reduce
+// where start-up created one (parallel_ranks.cpp), and its maximum input size.
+latency::ParallelCommunication communication_of(const Scenario& sc, const engine::StartupResult& st) {
+  latency::ParallelCommunication p;
+  p.tp = sc.tp;
+  p.pp = sc.parallel.pp;
+  p.custom_all_reduce = st.parallel.communicators.custom_all_reduce > 0;
+  p.custom_all_reduce_max_size = engine::engine_traits(st.config).parallel.custom_all_reduce_max_size;
+  return p;
+}
+
 }  // namespace
 
 engine::Deployment deployment(const Scenario& sc) {
@@ -58,6 +69,9 @@ engine::ServingResult serve(const Scenario& sc, engine::StartupResult& st,
   if (!st.ok) throw std::logic_error("serve: the engine did not start");
   std::unique_ptr<engine::Scheduler> scheduler = engine::make_scheduler(st, sc.model);
   latency::StepLatencyModel lat(sc.model, sc.tp, kv_dtype_of(st.config), sc.model.dtype, sc.gpu);
+  // A profile without an interconnect (a user's) prices no communication, as before it had one.
+  if ((sc.tp > 1 || sc.parallel.pp > 1) && sc.gpu.interconnect)
+    lat.set_communication(latency::StepCommunication(sc.model, communication_of(sc, st), sc.gpu));
   engine::ServingOptions so;
   so.model = &sc.model;
   so.tp = sc.tp;

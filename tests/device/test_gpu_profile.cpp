@@ -154,7 +154,7 @@ TEST_CASE("unknown profile names get a did-you-mean for typos only, and the list
                     "name, vendor, source, source_note (where each figure comes from: required), "
                     "memory.capacity_bytes, memory.context_bytes, memory.granularity_bytes, bandwidth_bytes_per_s, "
                     "dense_bf16_flops_per_s and dense_fp8_flops_per_s (null without FP8), optionally "
-                    "memory.capacity_note, dense_fp4_flops_per_s and compute_capability: docs/models-and-gpus.md, \"GPU profiles\")");
+                    "memory.capacity_note, dense_fp4_flops_per_s, compute_capability and interconnect: docs/models-and-gpus.md, \"GPU profiles\")");
   CHECK_THROWS_WITH(load_gpu_profile("H100-SXM-80G"), Catch::StartsWith("unknown GPU profile 'H100-SXM-80G'; did you mean "
                                                                         "'h100-sxm-80gb'?"));
   CHECK_THROWS_WITH(load_gpu_profile("rtx4090"), Catch::StartsWith("unknown GPU profile 'rtx4090'; did you mean 'rtx-4090'?"));
@@ -280,4 +280,76 @@ TEST_CASE("compute_capability: NVIDIA's major.minor, given by every built-in NVI
   CHECK_THROWS_WITH(parse_gpu_profile(replace(kValid, "vendor: nvidia\n", "vendor: nvidia\ncompute_capability: 9\n"),
                                       "gpu.yaml"),
                     "gpu.yaml:3:21: key 'compute_capability': expected major.minor such as \"9.0\", got '9'");
+}
+
+TEST_CASE("interconnect: each built-in profile's GPU-to-GPU link from its datasheet, optional and checked in a user's") {
+  // The datasheets' per-GPU figures, both directions together (each profile's interconnect.note).
+  struct Link {
+    const char* profile;
+    const char* link;
+    int generation;
+    double bandwidth;
+  };
+  const Link links[] = {
+      {"a100-40gb", "nvlink", 3, 600e9},        {"a100-80gb", "nvlink", 3, 600e9},
+      {"a10g", "pcie", 4, 64e9},                {"a800-80gb", "nvlink", 3, 400e9},
+      {"b200", "nvlink", 5, 1.8e12},            {"gb200", "nvlink", 5, 1.8e12},
+      {"h100-80gb-hbm3-measured", "nvlink", 4, 900e9},
+      {"h100-nvl", "nvlink_bridge", 4, 600e9},  {"h100-pcie", "pcie", 5, 128e9},
+      {"h100-sxm-80gb", "nvlink", 4, 900e9},    {"h20", "nvlink", 4, 900e9},
+      {"h200-141gb", "nvlink", 4, 900e9},       {"h800", "nvlink", 4, 400e9},
+      {"l4", "pcie", 4, 64e9},                  {"l40s", "pcie", 4, 64e9},
+      {"mi300x", "infinity_fabric", 4, 896e9},  {"mi325x", "infinity_fabric", 4, 896e9},
+      {"mi355x", "infinity_fabric", 4, 1075.2e9}, {"rtx-3090", "pcie", 4, 64e9},
+      {"rtx-4090", "pcie", 4, 64e9},
+  };
+  CHECK(std::size(links) == builtin_gpu_profile_names().size());
+  for (const Link& l : links) {
+    INFO(l.profile);
+    const GpuProfile p = load_gpu_profile(l.profile);
+    REQUIRE(p.interconnect.has_value());
+    CHECK(p.interconnect->link == l.link);
+    CHECK(p.interconnect->generation == l.generation);
+    CHECK(p.interconnect->bandwidth_bytes_per_s == l.bandwidth);
+    CHECK_FALSE(p.interconnect->note.empty());
+    // The coefficients are the documented defaults in every built-in profile.
+    const Interconnect defaults;
+    CHECK(p.interconnect->bus_efficiency == defaults.bus_efficiency);
+    CHECK(p.interconnect->hop_latency_s == defaults.hop_latency_s);
+  }
+  // Bus bandwidth: one direction × 0.82; an NVLink-bridged pair, and PCIe beyond it.
+  CHECK(load_gpu_profile("h100-sxm-80gb").interconnect->bus_bytes_per_s(8) == Approx(369e9));
+  const Interconnect nvl = *load_gpu_profile("h100-nvl").interconnect;
+  CHECK(nvl.fully_connected(2));
+  CHECK_FALSE(nvl.fully_connected(4));
+  CHECK(nvl.bus_bytes_per_s(2) == Approx(300e9 * 0.82));
+  CHECK(nvl.bus_bytes_per_s(4) == Approx(64e9 * 0.82));
+  CHECK_FALSE(load_gpu_profile("l40s").interconnect->fully_connected(2));
+  CHECK(load_gpu_profile("mi300x").interconnect->fully_connected(8));
+
+  // Optional in a user profile; given, it is read, written and read back alike.
+  CHECK_FALSE(parse_gpu_profile(kValid, "gpu.yaml").interconnect.has_value());
+  const std::string with = kValid + "interconnect:\n  link: nvlink\n  generation: 4\n  bandwidth_bytes_per_s: 900e9\n"
+                                    "  note: datasheet\n  bus_efficiency: 0.9\n  hop_latency_s: 2e-6\n";
+  const GpuProfile given = parse_gpu_profile(with, "gpu.yaml");
+  CHECK(given.interconnect->bus_efficiency == 0.9);
+  CHECK(given.interconnect->hop_latency_s == 2e-6);
+  CHECK(parse_gpu_profile(gpu_profile_yaml(given), "again.yaml") == given);
+  CHECK(error_of(replace(with, "link: nvlink", "link: nvswitch")) ==
+        "gpu.yaml:17:9: key 'interconnect.link': expected nvlink or nvlink_bridge or infinity_fabric or pcie, got 'nvswitch'");
+  CHECK(error_of(replace(with, "generation: 4", "generation: four")) ==
+        "gpu.yaml:18:15: key 'interconnect.generation': expected a whole number from 1 to 9, got 'four'");
+  CHECK(error_of(replace(with, "900e9", "0")) ==
+        "gpu.yaml:19:26: key 'interconnect.bandwidth_bytes_per_s': expected a positive number, got '0'");
+  CHECK(error_of(replace(with, "bus_efficiency: 0.9", "bus_efficiency: 1.2")) ==
+        "gpu.yaml:21:19: key 'interconnect.bus_efficiency': expected a fraction up to 1, got 1.2");
+  CHECK(error_of(replace(with, "  note: datasheet\n", "")) == "gpu.yaml:17:3: missing key 'interconnect.note'");
+  CHECK(error_of(replace(with, "link: nvlink", "link: nvlink_bridge")) ==
+        "gpu.yaml:17:3: key 'interconnect.pcie_bandwidth_bytes_per_s': is required with link: nvlink_bridge (the PCIe "
+        "path of groups wider than a bridged pair)");
+  CHECK(error_of(replace(with, "  note:", "  pcie_bandwidth_bytes_per_s: 128e9\n  note:")) ==
+        "gpu.yaml:20:31: key 'interconnect.pcie_bandwidth_bytes_per_s': is only read with link: nvlink_bridge (link "
+        "is nvlink)");
+  CHECK(error_of(replace(with, "  hop_latency_s", "  hop_latency")) ==
+        "gpu.yaml:22:3: unknown key 'interconnect.hop_latency'; did you mean 'hop_latency_s'?");
 }

@@ -51,6 +51,12 @@ TEST_CASE("vLLM TP4: one TP communicator and the custom all-reduce's 18 MiB of I
   CHECK(communicator_memory(d, vllm).custom_all_reduce == 0);
   d = on("h100-sxm-80gb", "Llama-3.1-8B", 1);
   CHECK(communicator_memory(d, vllm).outside_torch() == 0);  // one GPU: no communicator
+  // custom_all_reduce.py: none on more than two PCIe-only GPUs, nor on four NVLink-bridged cards;
+  // two of them keep it.
+  CHECK(communicator_memory(on("l40s", "Llama-3.1-8B", 4), vllm).custom_all_reduce == 0);
+  CHECK(communicator_memory(on("h100-nvl", "Llama-3.1-8B", 4), vllm).custom_all_reduce_rank_data == 0);
+  CHECK(communicator_memory(on("l40s", "Llama-3.1-8B", 2), vllm).custom_all_reduce == 18 * MiB);
+  CHECK(communicator_memory(on("mi300x", "Llama-3.1-70B", 8), vllm).custom_all_reduce == 18 * MiB);
 }
 
 TEST_CASE("vLLM DP + EP on a MoE: TP, DP and EP groups, SGLang DP attention: an attention-TP group") {

@@ -16,8 +16,11 @@ TEST_CASE("timing a step allocates nothing") {
     const std::size_t at_start = headroom::test::heap_allocations();
     const model::ModelConfig config = model::catalogue_model(name);
     const bool fp8 = config.quantization.method == model::WeightQuantization::Method::fp8_block;
-    const StepLatencyModel m(config, fp8 ? 8 : 1, model::KvCacheDtype::model,
-                             fp8 ? model::DType::fp8 : model::DType::bf16, device::load_gpu_profile("h100-sxm-80gb"));
+    const device::GpuProfile gpu = device::load_gpu_profile("h100-sxm-80gb");
+    StepLatencyModel m(config, fp8 ? 8 : 1, model::KvCacheDtype::model, fp8 ? model::DType::fp8 : model::DType::bf16,
+                       gpu);
+    // DeepSeek-V3 at tp 8 and pp 2: its all-reduces, logits all-gather and pipeline hand-over too.
+    if (fp8) m.set_communication(StepCommunication(config, ParallelCommunication{8, 2, true, 8 * MiB}, gpu));
     CHECK(headroom::test::heap_allocations() > at_start);  // the counter sees the model being built
     Batch b;
     b.add_prefill(512, 4096);
@@ -29,5 +32,6 @@ TEST_CASE("timing a step allocates nothing") {
     CHECK(after == before);
     CHECK(t > 0);
     CHECK(by_term.total() == Approx(t));
+    CHECK((by_term.communication > 0) == fp8);
   }
 }
