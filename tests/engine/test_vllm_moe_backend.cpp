@@ -52,7 +52,7 @@ TEST_CASE("vLLM moe_backend flashinfer_cutlass: GPUs, models and formats FlashIn
   CHECK_NOTHROW(resolve(fi, on("b200", "Qwen3-30B-A3B")));
 }
 
-TEST_CASE("vllm serve --moe-backend flashinfer_cutlass is read into moe_backend; auto is refused") {
+TEST_CASE("vllm serve --moe-backend flashinfer_cutlass is read into moe_backend and auto is refused") {
   const ImportedCommandLine c =
       read_engine_command_line(shell_words("vllm serve Qwen/Qwen3-30B-A3B --moe-backend flashinfer_cutlass", "t"), "cmd");
   REQUIRE(c.knobs.size() == 1);
