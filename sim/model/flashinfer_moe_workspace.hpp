@@ -3,7 +3,8 @@
 // §4b): flashinfer csrc/fused_moe/cutlass_backend/flashinfer_cutlass_fused_moe_binding.cu
 // getWorkspaceInfo allocates one int8 tensor of the runner's workspace plus the source-to-
 // destination map, sized by CutlassMoeFCRunner::getWorkspaceDeviceBufferSizes
-// (cutlass_fused_moe_kernels.cuh, flashinfer fb28d724, v0.6.18rc7), and drops it when the call returns.
+// (cutlass_fused_moe_kernels.cuh, flashinfer commit fb28d724, August 2026), and drops it when the
+// call returns.
 #include <cstdint>
 
 #include "sim/core/units.hpp"

@@ -1,6 +1,6 @@
 // FlashInfer's CUTLASS fused-MoE workspace (docs/serving-memory-model.md §4b) against worked numbers
 // from CutlassMoeFCRunner::getWorkspaceDeviceBufferSizes (flashinfer cutlass_fused_moe_kernels.cuh,
-// fb28d724) and the forward program vLLM's FlashInferExperts runs around it.
+// commit fb28d724) and the forward program vLLM's FlashInferExperts runs around it.
 #include <catch2/catch.hpp>
 
 #include <optional>
