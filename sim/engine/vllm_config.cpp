@@ -129,6 +129,25 @@ std::vector<FilledDefault> resolve(VllmConfig& c, const Deployment& d) {
   if (c.mla_decode_out != model::DecodeOutBuffer::transient && !d.model.is_mla())
     throw EngineConfigError("mla_decode_out", fmt::format("vllm mla_decode_out: '{}' applies to MLA models only, and model '{}' is not one",
                                  model::decode_out_buffer_name(c.mla_decode_out), d.model.name));
+  // FlashInferExperts (fused_moe/flashinfer_cutlass_moe.py, vllm commit 01f004eb) runs MoE layers
+  // on compute capability 9.0 and 10.x only.
+  if (c.moe_backend == model::MoeBackend::flashinfer_cutlass) {
+    if (!d.model.is_moe())
+      throw EngineConfigError("moe_backend", fmt::format("vllm moe_backend: 'flashinfer_cutlass' applies to MoE models "
+                                                         "only, and model '{}' is not one",
+                                                         d.model.name));
+    using Q = model::WeightQuantization::Method;
+    const Q q = d.model.quantization.method;
+    if (q != Q::none && q != Q::fp8_tensor)
+      throw EngineConfigError("moe_backend", fmt::format("vllm moe_backend: 'flashinfer_cutlass' is modelled for "
+                                                         "unquantized and fp8 per-tensor experts, and model '{}' is {}",
+                                                         d.model.name, model::quantization_name(q)));
+    const int major = d.gpu.compute_capability_major();
+    if (major != 0 && d.gpu.compute_capability != "9.0" && major != 10)
+      throw EngineConfigError("moe_backend", fmt::format("vllm moe_backend: 'flashinfer_cutlass' runs on compute "
+                                                         "capability 9.0 or 10.x, and GPU '{}' is {}",
+                                                         d.gpu.name, d.gpu.compute_capability));
+  }
   // MLA backends are modelled as vLLM current has them; earlier lines are modelled for MHA/GQA only.
   const VllmVersionRules& version = vllm_version_rules(c.version);
   if (!version.models_mla_and_sliding_window && d.model.is_mla())

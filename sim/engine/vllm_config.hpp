@@ -52,6 +52,10 @@ struct VllmConfig {
   // per layer, created lazily in forward_mqa, which profile_run never calls) or `shared`
   // (#37799: one module-level buffer).
   model::DecodeOutBuffer mla_decode_out = model::DecodeOutBuffer::transient;
+  // --moe-backend (vllm/config/kernel.py KernelConfig.moe_backend, vLLM's default `auto` picks by
+  // quantization and GPU): `triton`, what headroom runs unless told, or `flashinfer_cutlass`,
+  // FlashInferExperts with its per-call workspace (§4b).
+  model::MoeBackend moe_backend = model::MoeBackend::triton;
 };
 
 // EngineArgs.get_batch_defaults (§1.3): (max_num_batched_tokens, max_num_seqs).

@@ -39,6 +39,9 @@ constexpr EngineFlag kVllmFlags[] = {
     knob_flag("--kv-cache-memory-bytes --kv-cache-memory", "kv_cache_memory_bytes", V::human_whole),
     knob_flag("--num-gpu-blocks-override", "num_gpu_blocks_override", V::whole),
     knob_flag("--disable-hybrid-kv-cache-manager", "disable_hybrid_kv_cache_manager", V::boolean, F::optional_bool),
+    // vllm/config/kernel.py KernelConfig.moe_backend (MoEBackend; vllm#49476 at v0.25.1): of its
+    // choices the two whose buffers headroom models (§4b); `auto` picks by quantization and GPU.
+    knob_flag("--moe-backend", "moe_backend", V::choice, F::value, 1, "triton=triton flashinfer_cutlass=flashinfer_cutlass"),
     // Memory headroom does not model: an error unless the value is the one that changes nothing.
     unmodelled_flag("--quantization -q", "quantised weights and kernels", "None"),
     unmodelled_flag("--dtype", "the weights' dtype; headroom takes the model's", "auto"),

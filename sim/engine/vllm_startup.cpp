@@ -117,6 +117,7 @@ class VllmStartup {
     // torch.compile's liveness unless enforce_eager runs the model code as plain Python, whose
     // decoder loop holds each layer's input until the layer returns (forward_program.hpp).
     r_.forward.caller_holds_layer_input = c_.enforce_eager;
+    r_.forward.moe_backend = c_.moe_backend;
     r_.memory = make_serving_memory(d);
     rules_ = &vllm_version_rules(c_.version);
   }

@@ -10,7 +10,7 @@ EngineConfig read_vllm_knobs(const YamlSection& s) {
                 "max_model_len", "enable_prefix_caching", "cudagraph_capture_sizes", "cudagraph_mode",
                 "enforce_eager", "num_speculative_tokens", "kv_cache_dtype", "attention_backend",
                 "kv_cache_memory_bytes", "num_gpu_blocks_override", "disable_hybrid_kv_cache_manager", "sampler", "usage_context",
-                "mla_decode_out"});
+                "mla_decode_out", "moe_backend"});
   VllmConfig c;
   if (s.present("version")) c.version = parsed(s, "version", parse_vllm_version);
   if (s.present("gpu_memory_utilization")) c.gpu_memory_utilization = fraction(s, "gpu_memory_utilization");
@@ -33,6 +33,7 @@ EngineConfig read_vllm_knobs(const YamlSection& s) {
   if (s.present("usage_context")) c.usage_context = parsed(s, "usage_context", parse_usage_context);
   if (s.present("mla_decode_out"))
     c.mla_decode_out = parsed(s, "mla_decode_out", model::parse_decode_out_buffer);
+  if (s.present("moe_backend")) c.moe_backend = parsed(s, "moe_backend", model::parse_moe_backend);
   return c;
 }
 
@@ -59,6 +60,7 @@ void write_vllm_knobs(YAML::Emitter& e, const EngineConfig& config) {
   e << YAML::Key << "sampler" << YAML::Value << str(model::sampler_kind_name(c.sampler));
   e << YAML::Key << "usage_context" << YAML::Value << str(usage_context_name(c.usage_context));
   e << YAML::Key << "mla_decode_out" << YAML::Value << str(model::decode_out_buffer_name(c.mla_decode_out));
+  e << YAML::Key << "moe_backend" << YAML::Value << str(model::moe_backend_name(c.moe_backend));
 }
 
 }  // namespace headroom::engine

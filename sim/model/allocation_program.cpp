@@ -31,6 +31,9 @@ std::string_view tensor_name(Tensor tensor) {
     case Tensor::moe_cache13: return "cache13";
     case Tensor::moe_cache2: return "cache2";
     case Tensor::moe_out: return "moe_out";
+    case Tensor::moe_a1q: return "a1q";
+    case Tensor::moe_workspace13: return "workspace13";
+    case Tensor::flashinfer_moe_workspace: return "flashinfer_moe_workspace";
     case Tensor::shared_gate_up: return "shared_gate_up";
     case Tensor::shared_act: return "shared_act";
     case Tensor::shared_out: return "shared_out";

@@ -42,6 +42,9 @@ enum class Tensor : std::uint8_t {
   moe_cache13,
   moe_cache2,
   moe_out,
+  moe_a1q,                   // FlashInfer CUTLASS MoE: the FP8-quantized input (§4b)
+  moe_workspace13,           // FlashInfer CUTLASS MoE: the modular kernel's workspace13 [M, H]
+  flashinfer_moe_workspace,  // FlashInfer CUTLASS MoE: the kernel's own scratch per call
   shared_gate_up,
   shared_act,
   shared_out,

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/model/flashinfer_moe_workspace.hpp"
 #include "sim/model/model_limits.hpp"
 #include "sim/model/tensor_parallel.hpp"
 
@@ -59,6 +60,20 @@ DecodeOutBuffer parse_decode_out_buffer(std::string_view text, std::string_view 
   if (text == "per-layer" || text == "per_layer") return DecodeOutBuffer::per_layer;
   if (text == "shared") return DecodeOutBuffer::shared;
   throw InputError(fmt::format("{}: expected one of transient, per-layer, shared, got '{}'", what, text));
+}
+
+std::string_view moe_backend_name(MoeBackend backend) {
+  switch (backend) {
+    case MoeBackend::triton: return "triton";
+    case MoeBackend::flashinfer_cutlass: return "flashinfer_cutlass";
+  }
+  return "?";
+}
+
+MoeBackend parse_moe_backend(std::string_view text, std::string_view what) {
+  if (text == "triton") return MoeBackend::triton;
+  if (text == "flashinfer_cutlass") return MoeBackend::flashinfer_cutlass;
+  throw InputError(fmt::format("{}: expected one of triton, flashinfer_cutlass, got '{}'", what, text));
 }
 
 Bytes flashinfer_workspace_bytes(Engine engine) {
@@ -178,6 +193,14 @@ class ForwardEmitter {
       // fused_topk: topk_softmax also fills token_expert_indices [T, k] int32, dropped at once.
       b_.free(b_.alloc(Tensor::token_expert_indices, count(T) * count(k) * kInt32));
     }
+    if (o_.moe_backend == MoeBackend::flashinfer_cutlass) {
+      std::uint32_t out = flashinfer_cutlass_experts();
+      b_.free(weights);
+      b_.free(ids);
+      b_.free(router);
+      b_.free(shared);
+      return out;
+    }
     // fused_experts_impl: w13 has N = 2·moe_I/tp rows per rank, K = H; caches sized for
     // M = min(T, chunk): cache13 = M·k·max(N, K) (GEMM1 and GEMM2 outputs share it), cache2 =
     // M·k·N/2 (§4b).
@@ -211,6 +234,30 @@ class ForwardEmitter {
     b_.free(router);
     // The shared output is added into the routed output in place, then dies.
     b_.free(shared);
+    return out;
+  }
+
+  // §4b: vLLM's modular kernel with FlashInferExperts (fused_moe/flashinfer_cutlass_moe.py, vllm
+  // commit 01f004eb): FP8 per-tensor experts take the input quantized to FP8 first (prepare's
+  // moe_kernel_quantize_input); workspace_shapes asks for workspace13 (M, K) and the (M, K)
+  // output; per chunk of at most VLLM_FUSED_MOE_CHUNK_SIZE tokens, flashinfer_cutlass_fused_moe
+  // allocates its scratch and drops it when it returns.
+  std::uint32_t flashinfer_cutlass_experts() {
+    std::int64_t T = s_.tokens, M = std::min(T, o_.moe_chunk_tokens);
+    const Bytes act = m_.quantization.method == WeightQuantization::Method::fp8_tensor ? 1 : e_;
+    std::uint32_t a1q = act < e_ ? b_.alloc(Tensor::moe_a1q, count(T) * count(m_.hidden) * act) : kNoSlot;
+    std::uint32_t ws13 = b_.alloc(Tensor::moe_workspace13, rows(M, m_.hidden));
+    std::uint32_t out = o_.moe_output_inplace ? mlp_input_ : b_.alloc(Tensor::moe_out, rows(T, m_.hidden));
+    FlashInferMoeCall call{.tokens = M,
+                           .hidden = m_.hidden,
+                           .inter = std::int64_t{m_.moe_intermediate} / shard_.moe_tp,
+                           .local_experts = shard_.local_experts,
+                           .top_k = m_.experts_per_token,
+                           .act_bytes = act,
+                           .gemm_out_bytes = e_};
+    b_.free(b_.alloc(Tensor::flashinfer_moe_workspace, flashinfer_cutlass_moe_workspace_bytes(call)));
+    b_.free(ws13);
+    b_.free(a1q);
     return out;
   }
 
@@ -285,6 +332,14 @@ void validate_options(const ModelConfig& m, const ForwardShape& s, const Forward
   if (o.moe_chunk_tokens < 1)
     throw InputError(fmt::format("moe_chunk_tokens: expected at least 1, got {}", o.moe_chunk_tokens));
   if (o.moe_block_m < 1) throw InputError(fmt::format("moe_block_m: expected at least 1, got {}", o.moe_block_m));
+  // FlashInferExperts._supports_quant_scheme: unquantized and FP8 per-tensor are the schemes whose
+  // workspace this simulator sizes (FP8 block scales and NVFP4 add regions it does not model).
+  using Q = WeightQuantization::Method;
+  if (o.moe_backend == MoeBackend::flashinfer_cutlass && m.is_moe() && m.quantization.method != Q::none &&
+      m.quantization.method != Q::fp8_tensor)
+    throw InputError(fmt::format("moe_backend flashinfer_cutlass: {} experts are not modelled (unquantized and "
+                                 "fp8 per-tensor experts are)",
+                                 quantization_name(m.quantization.method)));
   if (m.is_mla() && o.mla_decode_out != DecodeOutBuffer::transient) {
     if (o.mla_decode_out_rows < 1)
       throw InputError(fmt::format("mla_decode_out_rows: expected at least 1, got {}", o.mla_decode_out_rows));

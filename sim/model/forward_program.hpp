@@ -51,6 +51,13 @@ inline constexpr Bytes kSglangFlashInferWorkspace = 384 * MiB;
 // description (sim/engine EngineTraits flashinfer_workspace).
 Bytes flashinfer_workspace_bytes(Engine engine);
 
+// Which kernel runs the routed experts (§4b): vLLM's Triton fused_experts, or FlashInfer's CUTLASS
+// fused MoE (vLLM `--moe-backend flashinfer_cutlass`, SGLang `--moe-runner-backend
+// flashinfer_cutlass`), whose per-call scratch is flashinfer_moe_workspace.hpp's.
+enum class MoeBackend { triton, flashinfer_cutlass };
+std::string_view moe_backend_name(MoeBackend backend);  // "triton", "flashinfer_cutlass"
+MoeBackend parse_moe_backend(std::string_view text, std::string_view what);
+
 // vllm/envs.py VLLM_FUSED_MOE_CHUNK_SIZE default (§4b): fused_experts works on at most this many
 // tokens at a time and sizes its caches for min(T, chunk).
 inline constexpr std::int64_t kVllmFusedMoeChunkSize = 32768;
@@ -80,6 +87,7 @@ struct ForwardOptions {
   // torch >= 2.9, whose custom ops cannot return an alias of an input (fused_moe utils.py
   // disable_inplace, vllm#26378); §4b's ≈56 KiB/token includes that [T, H] output.
   std::int64_t moe_chunk_tokens = kVllmFusedMoeChunkSize;
+  MoeBackend moe_backend = MoeBackend::triton;
   int moe_block_m = 64;
   bool moe_output_inplace = false;
   // MLA prefill (§4c): pad V to the q/k head dim for attention kernels that need equal dims.
