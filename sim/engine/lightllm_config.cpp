@@ -41,12 +41,13 @@ std::vector<FilledDefault> resolve(LightllmConfig& c, const Deployment& d) {
     throw EngineConfigError("version", fmt::format("lightllm version {}: model '{}' uses MLA, which this simulator "
                                                    "models only for LightLLM current",
                                                    version.name, d.model.name));
-  // LightLLM's memory managers hold every layer's KV for every token; a sliding-window pool is not
-  // modelled for it.
+  // LightLLM has no model file for the windowed models modelled here (ModelTC/lightllm
+  // lightllm/models/: no gpt_oss or gemma2; its gemma3 is the multimodal Gemma3ForConditionalGeneration,
+  // whose windowed layers differ only in their RoPE tables), so it cannot serve them.
   if (model::has_sliding_window(d.model))
-    throw EngineConfigError("kind", fmt::format("lightllm: model '{}' has sliding-window layers, whose KV pool is not "
-                                                 "modelled for LightLLM (modelled: vLLM's hybrid KV-cache manager)",
-                                                 d.model.name));
+    throw EngineConfigError("kind", fmt::format("lightllm: model '{}' has sliding-window layers; LightLLM serves no "
+                                                 "such {} model (lightllm/models/ has no model file for it)",
+                                                 d.model.name, model::architecture_name(d.model.architecture)));
   require_range("lightllm", "running_max_req_size", c.running_max_req_size, 1, limits::kMaxRunningRequests);
   require_range("lightllm", "max_req_total_len", c.max_req_total_len, 1, limits::kMaxContextTokens);
   require_range("lightllm", "chunked_prefill_size", c.chunked_prefill_size, 1, limits::kMaxBatchTokens);

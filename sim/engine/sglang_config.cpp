@@ -185,12 +185,28 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
     throw EngineConfigError("attention_backend", fmt::format("sglang attention_backend: aiter's MLA path is not modelled (model '{}' uses MLA); "
                                  "use flashinfer",
                                  d.model.name));
-  // SGLang sizes sliding-window layers in a pool of their own (SWAKVPool, --swa-full-tokens-ratio),
-  // which is not modelled yet.
-  if (model::has_sliding_window(d.model))
-    throw EngineConfigError("kind", fmt::format("sglang: model '{}' has sliding-window layers, whose SWA KV pool is not "
-                                                 "modelled for SGLang (modelled: vLLM's hybrid KV-cache manager)",
-                                                 d.model.name));
+  if (model::has_sliding_window(d.model)) {
+    // SGLang gives a pool of its own to the sliding-window layers (SWAKVPool, --swa-full-tokens-ratio)
+    // only for the architectures of model_config.py is_hybrid_swa_model: GptOssForCausalLM, Llama 4,
+    // MiMo-V2, Step-3.5. gpt-oss must run on triton, trtllm_mha, fa3, fa4 or (ROCm, newer releases)
+    // aiter attention (server_args.py _handle_model_specific_adjustments asserts it).
+    if (d.model.architecture == model::Architecture::gpt_oss)
+      throw EngineConfigError(
+          "kind",
+          fmt::format("sglang: model '{}' (gpt_oss) is served with SGLang's SWA KV pool (SWAKVPool, SWARadixCache) "
+                      "on triton, trtllm_mha, fa3, fa4 or aiter attention; neither that pool nor those backends' "
+                      "sliding-window paths are modelled (vLLM's hybrid KV-cache manager is)",
+                      d.model.name));
+    // Gemma 2 and 3 are not hybrid-SWA models there: MHATokenToKVPool keeps every layer's KV for
+    // every token and only FlashInfer's kernels apply the window (flashinfer_backend.py, two wrappers
+    // dispatched by SLIDING_WINDOW).
+    if (*c.attention_backend != SglangAttentionBackend::flashinfer)
+      throw EngineConfigError(
+          "attention_backend",
+          fmt::format("sglang attention_backend: {}'s sliding-window path is not modelled (model '{}' has "
+                      "sliding-window layers); use flashinfer",
+                      sglang_attention_backend_name(*c.attention_backend), d.model.name));
+  }
   if (*c.attention_backend == SglangAttentionBackend::torch_native) {
     if (d.model.is_mla() || d.model.is_moe())
       throw EngineConfigError("attention_backend",

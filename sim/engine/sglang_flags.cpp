@@ -59,6 +59,9 @@ constexpr EngineFlag kSglangFlags[] = {
     unmodelled_flag("--speculative-num-draft-tokens", "speculative decoding"),
     unmodelled_flag("--cpu-offload-gb", "weights offloaded to the CPU", "0"),
     unmodelled_flag("--enable-hierarchical-cache", "the host KV cache tier", "", F::store_true),
+    // The SWA KV pool of gpt-oss and Llama 4 (model_config.py is_hybrid_swa_model), not modelled.
+    unmodelled_flag("--swa-full-tokens-ratio", "SGLang's SWA KV pool split (gpt-oss, Llama 4)", "0.8"),
+    unmodelled_flag("--disable-hybrid-swa-memory", "SGLang's SWA KV pool (gpt-oss, Llama 4)", "", F::store_true),
     unmodelled_flag("--disable-radix-cache", "prefix reuse; headroom's SGLang keeps the radix cache", "", F::store_true),
     unmodelled_flag("--schedule-policy", "the admission order; headroom models fcfs", "fcfs"),
     unmodelled_flag("--enable-mixed-chunk", "mixed prefill and decode batches", "", F::store_true),

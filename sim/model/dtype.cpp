@@ -14,6 +14,7 @@ Bytes dtype_bytes(DType dtype) {
     case DType::int32: return 4;
     case DType::fp8:
     case DType::uint8: return 1;
+    case DType::int64: return 8;
   }
   return 0;
 }
@@ -26,6 +27,7 @@ std::string_view dtype_name(DType dtype) {
     case DType::fp8: return "fp8";
     case DType::int32: return "int32";
     case DType::uint8: return "uint8";
+    case DType::int64: return "int64";
   }
   return "?";
 }

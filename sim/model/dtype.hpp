@@ -8,13 +8,14 @@
 namespace headroom::model {
 
 // int32 and uint8 hold packed quantized weights (GPTQ/AWQ int4 eight to an int32; fp4 two to a
-// byte) and e8m0 scales; they are never an activation or KV type, and parse_dtype does not read them.
-enum class DType { bf16, fp16, fp32, fp8, int32, uint8 };
+// byte) and e8m0 scales, int64 compressed-tensors' weight_shape; they are never an activation or KV
+// type, and parse_dtype does not read them.
+enum class DType { bf16, fp16, fp32, fp8, int32, uint8, int64 };
 
-// Bytes per element: bf16/fp16 2, fp32 4, fp8 (e4m3 or e5m2) 1, int32 4, uint8 1.
+// Bytes per element: bf16/fp16 2, fp32 4, fp8 (e4m3 or e5m2) 1, int32 4, uint8 1, int64 8.
 Bytes dtype_bytes(DType dtype);
 
-// "bf16", "fp16", "fp32", "fp8", "int32", "uint8".
+// "bf16", "fp16", "fp32", "fp8", "int32", "uint8", "int64".
 std::string_view dtype_name(DType dtype);
 
 // Accepts the short names above and PyTorch's spellings (bfloat16, float16, half, float32, float,

@@ -268,8 +268,36 @@ WeightQuantization read_compressed_tensors(const Reader& q, const std::string& s
     w.group_size = 16;
     return w;
   }
+  if (type == "int" && (strategy == "group" || strategy == "channel")) {
+    // W4A16/W8A16 (vllm compressed_tensors.py _is_wNa16_group_channel, CompressedTensorsWNA16): the
+    // pack-quantized format, symmetric, weights only.
+    const std::optional<std::string> format = g.find("format") ? g.string("format") : q.string("format");
+    if (!format) q.missing("format");
+    if (*format != "pack-quantized")
+      q.fail("format", fmt::format("'{}' with integer weights is not modelled (modelled: pack-quantized, W4A16/W8A16)",
+                                   *format));
+    if (g.find("input_activations"))
+      g.fail("input_activations", "integer activations (W8A8 INT8) are not modelled; expected null (weights only)");
+    if (!wr.boolean("symmetric", true))
+      wr.fail("symmetric", "false (zero points) is not modelled; expected true");
+    w.method = WeightQuantization::Method::wna16;
+    w.bits = bits;
+    if (strategy == "group") {
+      const json* gs = wr.find("group_size");
+      if (!gs) wr.missing("group_size");
+      w.group_size = static_cast<int>(wr.integer("group_size", *gs, 1, limits::kMaxWeightBlock));
+    }
+    if (wr.find("actorder")) {
+      const std::string a = *wr.string("actorder");
+      if (a != "group" && a != "weight" && a != "static")
+        wr.fail("actorder", fmt::format("expected group, weight, static or null, got '{}'", a));
+      w.act_order = a == "group";  // vLLM has_g_idx: actorder == ActivationOrdering.GROUP
+    }
+    return w;
+  }
   wr.fail("type", fmt::format("num_bits {} type '{}' strategy '{}' is not modelled (modelled: num_bits 8 type float "
-                              "strategy tensor or channel (FP8); num_bits 4 type float group_size 16 (NVFP4))",
+                              "strategy tensor or channel (FP8); num_bits 4 type float group_size 16 (NVFP4); "
+                              "num_bits 4 or 8 type int strategy group or channel (pack-quantized W4A16/W8A16))",
                               bits, type, strategy));
 }
 

@@ -39,6 +39,7 @@ std::string_view quantization_name(WeightQuantization::Method method) {
     case M::awq: return "awq";
     case M::mxfp4: return "mxfp4";
     case M::nvfp4: return "nvfp4";
+    case M::wna16: return "compressed-tensors wNa16";
   }
   return "?";
 }

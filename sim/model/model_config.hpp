@@ -31,13 +31,16 @@ struct WeightQuantization {
     awq,          // int4 packed in int32 along the output, scales and zeros (quant_method awq)
     mxfp4,        // MoE experts only: fp4 pairs in uint8, one e8m0 scale per 32 (quant_method mxfp4)
     nvfp4,        // fp4 pairs in uint8, one fp8 scale per 16, float32 global scales (modelopt NVFP4)
+    wna16,        // int `bits` packed in int32 along the input, group or channel scales (compressed-tensors pack-quantized)
   };
   Method method = Method::none;
   int block_n = 0;     // fp8_block: output rows per scale (weight_block_size[0])
   int block_k = 0;     // fp8_block: input columns per scale (weight_block_size[1])
-  int bits = 0;        // gptq/awq: 4 (or 8 for gptq)
-  int group_size = 0;  // gptq/awq: input columns per scale, 0 = the whole row (-1 in the config); nvfp4 16
-  bool act_order = false;           // gptq desc_act: row-parallel layers keep their scales whole on every rank
+  int bits = 0;        // gptq/awq/wna16: 4 (or 8 for gptq and wna16)
+  int group_size = 0;  // gptq/awq/wna16: input columns per scale, 0 = the whole row (-1 in the config; wna16
+                       // strategy channel); nvfp4 16
+  bool act_order = false;           // gptq desc_act, wna16 actorder group: row-parallel layers keep their
+                                    // scales whole on every rank, and a g_idx per input row
   bool static_input_scale = false;  // fp8_tensor/fp8_channel: a float32 input_scale per logical weight
   bool operator==(const WeightQuantization&) const = default;
 };

@@ -151,6 +151,27 @@ class WeightBuilder {
         tensor(prefix + "weight_scale", shape({out, divide(prefix + "weight_scale", in, 32, "input")}), DType::uint8,
                true);
         break;
+      case Method::wna16: {
+        // vllm compressed_tensors/schemes/compressed_tensors_wNa16.py CompressedTensorsWNA16.create_weights
+        // (commit 519b90d4): weight_packed int32 [out, in / (32 / bits)], weight_scale [out, in / group]
+        // in the model dtype (one column per row under strategy channel), weight_shape int64 [2], and
+        // with actorder group a weight_g_idx int32 [in]. marlin_repeat_scales_on_all_ranks keeps a
+        // row-parallel layer's scales whole with act-order (channel scales are [out, 1] anyway).
+        if (!lead.empty())
+          throw InputError(fmt::format("weight {}: compressed-tensors wNa16 experts (CompressedTensorsWNA16MoEMethod) "
+                                       "are not modelled; dense models only",
+                                       prefix));
+        const int pack = 32 / q.bits;
+        const std::int64_t scale_in = in_full > in && q.act_order ? in_full : in;
+        const std::int64_t groups =
+            q.group_size > 0 ? divide(prefix + "weight_scale", scale_in, q.group_size, "input") : 1;
+        tensor(prefix + "weight_packed", {out, divide(prefix + "weight_packed", in, pack, "input")}, DType::int32, false,
+               pack);
+        tensor(prefix + "weight_scale", {out, groups}, c_.dtype, true);
+        tensor(prefix + "weight_shape", {2}, DType::int64, true);
+        if (q.act_order) tensor(prefix + "weight_g_idx", {in}, DType::int32, true);
+        break;
+      }
       case Method::nvfp4:
         // vllm quantization/modelopt.py ModelOptNvFp4LinearMethod: fp4 pairs in uint8, an fp8 (e4m3)
         // scale per 16 values, a float32 global scale and input scale per logical weight.

@@ -149,6 +149,19 @@ TEST_CASE("quantization_config: each format's keys") {
     "group_size": 16}}}})");
   CHECK(q.method == M::nvfp4);
   CHECK(q.group_size == 16);
+  // compressed-tensors W4A16 as RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16 writes it.
+  q = quant("ct-w4a16", R"({"quant_method": "compressed-tensors", "format": "pack-quantized", "ignore": ["lm_head"],
+    "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int",
+    "strategy": "group", "group_size": 128, "symmetric": true, "actorder": null, "dynamic": false},
+    "input_activations": null}}})");
+  CHECK((q.method == M::wna16 && q.bits == 4 && q.group_size == 128 && !q.act_order));
+  q = quant("ct-w8a16-ch", R"({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"format":
+    "pack-quantized", "weights": {"num_bits": 8, "type": "int", "strategy": "channel", "actorder": "weight"}}}})");
+  CHECK((q.method == M::wna16 && q.bits == 8 && q.group_size == 0 && !q.act_order));
+  q = quant("ct-w4a16-act", R"({"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups":
+    {"group_0": {"weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 64,
+    "actorder": "group"}}}})");
+  CHECK((q.method == M::wna16 && q.group_size == 64 && q.act_order));
   // GPTQ (AutoGPTQ / GPTQModel): -1 is one group per row.
   q = quant("gptq", R"({"quant_method": "gptq", "bits": 4, "group_size": -1, "desc_act": true, "sym": true})");
   CHECK((q.method == M::gptq && q.bits == 4 && q.group_size == 0 && q.act_order));
@@ -314,13 +327,30 @@ TEST_CASE("malformed config.json files are errors naming the file and the key") 
                            "quantizable layer unquantized, which is not modelled (modelled: lm_head, embeddings and MoE "
                            "routers)");
 
-  f = write_config("ct-w4a16", llama_json(R"(, "quantization_config": {"quant_method": "compressed-tensors",
+  f = write_config("ct-w4a16-asym", llama_json(R"(, "quantization_config": {"quant_method": "compressed-tensors",
     "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int",
-    "strategy": "group", "group_size": 128, "symmetric": true}}}, "format": "pack-quantized"})"));
+    "strategy": "group", "group_size": 128, "symmetric": false}}}, "format": "pack-quantized"})"));
+  CHECK(error_of(f) == f.string() +
+                           ": key 'quantization_config.config_groups.group_0.weights.symmetric': false (zero points) "
+                           "is not modelled; expected true");
+  f = write_config("ct-w8a8-int", llama_json(R"(, "quantization_config": {"quant_method": "compressed-tensors",
+    "config_groups": {"group_0": {"weights": {"num_bits": 8, "type": "int", "strategy": "channel"},
+    "input_activations": {"num_bits": 8, "type": "int", "strategy": "token", "dynamic": true}}},
+    "format": "int-quantized"})"));
+  CHECK(error_of(f) == f.string() +
+                           ": key 'quantization_config.format': 'int-quantized' with integer weights is not modelled "
+                           "(modelled: pack-quantized, W4A16/W8A16)");
+  f = write_config("ct-w4a16-nogroup", llama_json(R"(, "quantization_config": {"quant_method": "compressed-tensors",
+    "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int", "strategy": "group"}}},
+    "format": "pack-quantized"})"));
+  CHECK(error_of(f) == f.string() + ": key 'quantization_config.config_groups.group_0.weights.group_size' is missing");
+  f = write_config("ct-int-block", llama_json(R"(, "quantization_config": {"quant_method": "compressed-tensors",
+    "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int", "strategy": "block"}}}})"));
   CHECK(error_of(f) == f.string() +
                            ": key 'quantization_config.config_groups.group_0.weights.type': num_bits 4 type 'int' "
-                           "strategy 'group' is not modelled (modelled: num_bits 8 type float strategy tensor or "
-                           "channel (FP8); num_bits 4 type float group_size 16 (NVFP4))");
+                           "strategy 'block' is not modelled (modelled: num_bits 8 type float strategy tensor or "
+                           "channel (FP8); num_bits 4 type float group_size 16 (NVFP4); num_bits 4 or 8 type int "
+                           "strategy group or channel (pack-quantized W4A16/W8A16))");
 
   f = write_config("modelopt", llama_json(R"(, "quantization_config": {"quant_method": "modelopt",
     "quant_algo": "W4A8_AWQ"})"));

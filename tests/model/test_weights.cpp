@@ -232,6 +232,42 @@ TEST_CASE("INT4 GPTQ and AWQ layouts: packed int32 weights, zeros, group scales"
   CHECK(checkpoint_bytes(llama_8b_as(quantization(M::awq, 4, 128), DType::fp16)) == 5'727'854'592);
 }
 
+TEST_CASE("compressed-tensors W4A16 (pack-quantized): weight_packed along the input, group scales, weight_shape") {
+  using M = WeightQuantization::Method;
+  // RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16: INT4, symmetric, groups of 128, bf16.
+  auto w = by_name(model_weights(llama_8b_as(quantization(M::wna16, 4, 128))));
+  CHECK(w.at("model.layers.0.self_attn.qkv_proj.weight_packed").shape == Shape{6144, 4096 / 8});
+  CHECK(w.at("model.layers.0.self_attn.qkv_proj.weight_packed").dtype == DType::int32);
+  CHECK(w.at("model.layers.0.self_attn.qkv_proj.weight_scale").shape == Shape{6144, 4096 / 128});
+  CHECK(w.at("model.layers.0.self_attn.qkv_proj.weight_scale").dtype == DType::bf16);
+  CHECK(w.at("model.layers.0.mlp.down_proj.weight_shape").shape == Shape{2});
+  CHECK(w.at("model.layers.0.mlp.down_proj.weight_shape").dtype == DType::int64);
+  CHECK(w.count("model.layers.0.mlp.down_proj.weight_g_idx") == 0);
+  CHECK(parameter_count(llama_8b_as(quantization(M::wna16, 4, 128))) == 8'030'261'248);
+  // Worked total: per layer Σ out × in = 218,103,808 values, packed 109,051,904 B, scales
+  // 218,103,808 / 128 × 2 = 3,407,872 B, four weight_shape of 16 B; × 32 layers, plus bf16
+  // embedding and head 2 × 128,256 × 4,096 × 2 and the norms 266,240 × 2. (The checkpoint stores
+  // q, k, v, gate and up apart: seven weight_shape per layer, 1,536 B more in all.)
+  CHECK(checkpoint_bytes(llama_8b_as(quantization(M::wna16, 4, 128))) == 5'700'593'664);
+  // Channel scales ([out, 1]) and actorder group (a g_idx per input row; scales of a row-parallel
+  // layer whole on every rank, marlin_repeat_scales_on_all_ranks).
+  auto ch = by_name(model_weights(llama_8b_as(quantization(M::wna16, 8, 0))));
+  CHECK(ch.at("model.layers.0.mlp.down_proj.weight_packed").shape == Shape{4096, 14336 / 4});
+  CHECK(ch.at("model.layers.0.mlp.down_proj.weight_scale").shape == Shape{4096, 1});
+  WeightQuantization ordered = quantization(M::wna16, 4, 128);
+  ordered.act_order = true;
+  WeightOptions tp2;
+  tp2.tp = 2;
+  auto o = by_name(model_weights(llama_8b_as(ordered), tp2));
+  CHECK(o.at("model.layers.0.mlp.down_proj.weight_scale").shape == Shape{4096, 14336 / 128});
+  CHECK(o.at("model.layers.0.mlp.down_proj.weight_g_idx").shape == Shape{7168});
+  CHECK(o.at("model.layers.0.mlp.gate_up_proj.weight_scale").shape == Shape{14336, 4096 / 128});
+  // Experts are not modelled in this format.
+  ModelConfig moe = catalogue_model("Qwen3-30B-A3B");
+  moe.quantization = quantization(M::wna16, 4, 128);
+  CHECK_THROWS_WITH(model_weights(moe), Catch::Contains("compressed-tensors wNa16 experts"));
+}
+
 TEST_CASE("GPTQ act-order keeps a row-parallel layer's scales whole on every rank") {
   using M = WeightQuantization::Method;
   WeightQuantization q = quantization(M::gptq, 4, 128);
