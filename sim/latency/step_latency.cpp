@@ -7,12 +7,12 @@
 #include "sim/core/error.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/model/tensor_parallel.hpp"
+#include "sim/model/weights.hpp"
 
 namespace headroom::latency {
 
 Bytes Gemm::weight_bytes() const {
-  return static_cast<Bytes>(in) * static_cast<Bytes>(out) * weight_element_bytes * static_cast<Bytes>(layers) *
-         static_cast<Bytes>(experts);
+  return matrix_bytes * static_cast<Bytes>(layers) * static_cast<Bytes>(experts);
 }
 
 Seconds step_seconds(const StepTerms& t, const device::LatencyCoefficients& c) {
@@ -129,11 +129,17 @@ void StepLatencyModel::add_gemms(const model::ModelConfig& c, int tp, model::DTy
   const Bytes wbytes = model::dtype_bytes(weight_dtype);
   const Bytes model_bytes = model::dtype_bytes(c.dtype == model::DType::fp32 ? model::DType::bf16 : c.dtype);
   // FP8 weights run on FP8 tensor cores where the GPU has them (vLLM's W8A8 FP8 GEMMs); without
-  // them (A100) vLLM runs FP8 checkpoints weight-only (Marlin), computing in bf16.
-  const double quantized_peak = weight_dtype == model::DType::fp8 && profile_.dense_fp8_flops_per_s
-                                    ? *profile_.dense_fp8_flops_per_s
-                                    : profile_.dense_bf16_flops_per_s;
+  // them (A100) vLLM runs FP8 checkpoints weight-only (Marlin), computing in bf16. NVFP4 likewise
+  // with FP4 tensor cores (Blackwell; modelopt.py / compressed_tensors_w4a4_nvfp4.py CUTLASS FP4
+  // GEMMs), else Marlin's W4A16. The integer formats and MXFP4 experts dequantize to 16-bit.
+  using Method = model::WeightQuantization::Method;
+  const Method method = c.quantization.method;
+  const bool fp8_format = method == Method::fp8_block || method == Method::fp8_tensor || method == Method::fp8_channel;
   const double bf16_peak = profile_.dense_bf16_flops_per_s;
+  double quantized_peak = bf16_peak;
+  if ((fp8_format || (method == Method::none && weight_dtype == model::DType::fp8)) && profile_.dense_fp8_flops_per_s)
+    quantized_peak = *profile_.dense_fp8_flops_per_s;
+  if (method == Method::nvfp4 && profile_.dense_fp4_flops_per_s) quantized_peak = *profile_.dense_fp4_flops_per_s;
 
   int moe_layers = 0;
   for (int l = 0; l < c.layers; ++l) moe_layers += c.is_moe_layer(l) ? 1 : 0;
@@ -147,8 +153,14 @@ void StepLatencyModel::add_gemms(const model::ModelConfig& c, int tp, model::DTy
     g.rows = rows;
     g.in = in;
     g.out = out;
-    g.weight_element_bytes = quantized ? wbytes : model_bytes;
-    g.peak_flops_per_s = quantized ? quantized_peak : bf16_peak;
+    const bool expert = experts > 1;
+    // MXFP4 quantizes the experts only (weights.cpp); the other formats every quantizable weight.
+    const bool stored_quantized = quantized && method != Method::none && (method != Method::mxfp4 || expert);
+    if (stored_quantized)
+      g.matrix_bytes = model::linear_weight_bytes(c, out, in, expert);
+    else
+      g.matrix_bytes = static_cast<Bytes>(in) * static_cast<Bytes>(out) * (quantized ? wbytes : model_bytes);
+    g.peak_flops_per_s = stored_quantized || (quantized && method == Method::none) ? quantized_peak : bf16_peak;
     g.layers = layers;
     g.experts = experts;
     g.top_k = top_k;
@@ -229,7 +241,7 @@ StepTerms StepLatencyModel::terms(const Batch& b, const device::LatencyCoefficie
     }
     const double layers = g.layers;
     const double flops = 2 * routed * in * out * layers;
-    const double weight_bytes = touched * in * out * static_cast<double>(g.weight_element_bytes) * layers;
+    const double weight_bytes = touched * static_cast<double>(g.matrix_bytes) * layers;
     const double activation_bytes = routed * (in + out) * act * layers;  // read x, write y
     const double rows_per_weight = routed / touched;
 

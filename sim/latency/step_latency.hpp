@@ -43,7 +43,7 @@ struct Gemm {
   GemmRows rows = GemmRows::tokens;
   std::int64_t in = 0;             // per rank (and per expert)
   std::int64_t out = 0;
-  Bytes weight_element_bytes = 2;
+  Bytes matrix_bytes = 0;          // one layer's (one expert's) weight as stored, scales included
   double peak_flops_per_s = 0;     // the tensor-core peak its dtype runs at
   int layers = 1;                  // decoder layers holding it (1 for lm_head)
   int experts = 1;                 // > 1: routed experts, `top_k` of them per token
@@ -101,8 +101,14 @@ StepTime step_time_by_term(const StepTerms& terms, const device::LatencyCoeffici
 
 class StepLatencyModel {
  public:
-  // `weight_dtype`: element type of the quantizable linear weights as served (bf16/fp16, or fp8
-  // for FP8 checkpoints and online FP8 quantization); router and lm_head keep the model dtype.
+  // The quantizable linear weights of a quantized checkpoint (config.quantization) are read as
+  // their format stores them (model::linear_weight_bytes: packed values and scales) and multiply
+  // at the peak the engine computes them at: FP8 formats at the fp8 peak where the GPU has one
+  // (vLLM's W8A8 FP8 GEMMs; weight-only Marlin, at the bf16 peak, without), NVFP4 at the fp4 peak
+  // where the GPU has one (CUTLASS W4A4; Marlin W4A16 without), GPTQ, AWQ, compressed-tensors
+  // wNa16 and MXFP4 experts at the 16-bit peak (their kernels dequantize to 16-bit activations).
+  // Unquantized checkpoints: `weight_dtype` (the model dtype, or fp8 for online FP8
+  // quantization). Routers and lm_head keep the model dtype.
   // Throws InputError for a TP size the model does not allow, an fp32 weight dtype (the profile
   // has no fp32 peak) and coefficients outside their range.
   StepLatencyModel(const model::ModelConfig& config, int tp, model::KvCacheDtype kv_dtype,

@@ -46,6 +46,21 @@ class WeightBuilder {
         o_(options),
         shard_(options.placement ? rank_shard(config, *options.placement) : tensor_parallel_shard(config, options.tp)) {}
 
+  // One weight of [out, in] as linear() or moe() lays it out, without bias: its bytes.
+  Bytes one_weight(std::int64_t out, std::int64_t in, bool expert) {
+    if (!expert) {
+      linear("w", out, in);
+    } else if (method() != Method::none && !fp8_block()) {
+      quantized("w.", {1}, out, in, 1, 0);
+    } else {
+      tensor("w.weight", {out, in}, fp8_block() ? DType::fp8 : c_.dtype);
+      if (fp8_block())
+        tensor("w.weight_scale_inv", {ceil_div(out, c_.quantization.block_n), ceil_div(in, c_.quantization.block_k)},
+               DType::fp32, true);
+    }
+    return list_.bytes;
+  }
+
   WeightList build() {
     // Under pipeline parallelism a stage builds only its own layers (vllm models/utils.py
     // make_layers: PPMissingLayer elsewhere); the embedding, final norm and lm_head where
@@ -333,6 +348,10 @@ class WeightBuilder {
 
 WeightList model_weights(const ModelConfig& config, const WeightOptions& options) {
   return WeightBuilder(config, options).build();
+}
+
+Bytes linear_weight_bytes(const ModelConfig& config, std::int64_t out, std::int64_t in, bool expert) {
+  return WeightBuilder(config, WeightOptions{}).one_weight(out, in, expert);
 }
 
 std::int64_t parameter_count(const ModelConfig& config, bool include_mtp) {

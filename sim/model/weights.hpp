@@ -48,6 +48,13 @@ struct WeightList {
 // weight's shape on a rank does not fit its format (a packed or grouped dimension not divisible).
 WeightList model_weights(const ModelConfig& config, const WeightOptions& options = {});
 
+// The bytes one quantizable linear weight of [out, in] stores in the model's format, all its
+// tensors together (packed values, scales, zeros, g_idx, as model_weights lays them out, scales
+// of a row-parallel layer split as on one rank): what a GEMM reads of it. `expert`: a FusedMoE
+// expert weight (MXFP4 quantizes only those; the other formats both). Throws InputError as
+// model_weights does for a shape the format cannot hold.
+Bytes linear_weight_bytes(const ModelConfig& config, std::int64_t out, std::int64_t in, bool expert);
+
 // The model's parameter count as published: TP 1, unpadded vocabulary, no scales.
 std::int64_t parameter_count(const ModelConfig& config, bool include_mtp = false);
 

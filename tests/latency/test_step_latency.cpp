@@ -90,7 +90,8 @@ TEST_CASE("an empty batch takes no time") {
 }
 
 TEST_CASE("the GEMMs cover every weight matrix of the model on the rank") {
-  // Everything weights.hpp allocates except the embedding gather, norms, biases and FP8 scales.
+  // Everything weights.hpp allocates except the embedding gather, norms and biases: the quantized
+  // weights with their scales (DeepSeek-V3's FP8 blocks), as a GEMM reads them.
   for (const Served& s : kServed) {
     INFO(s.model << " TP " << s.tp);
     const model::ModelConfig config = model::catalogue_model(s.model);
@@ -98,7 +99,7 @@ TEST_CASE("the GEMMs cover every weight matrix of the model on the rank") {
     options.tp = s.tp;
     Bytes matrices = 0;
     for (const model::WeightTensor& t : model::model_weights(config, options).tensors) {
-      const bool skip = t.is_scale || t.name.find("embed_tokens") != std::string::npos ||
+      const bool skip = t.name.find("embed_tokens") != std::string::npos ||
                         t.name.find("norm") != std::string::npos || t.name.find("bias") != std::string::npos;
       if (!skip) matrices += t.bytes();
     }
@@ -270,6 +271,58 @@ TEST_CASE("FP8 weights halve the bytes and run at the FP8 peak where the GPU has
   const Batch big = prefill(8192);
   CHECK(h100_fp8.step_time_by_term(big).gemm < 0.55 * h100_bf16.step_time_by_term(big).gemm);
   CHECK(a100_fp8.step_time_by_term(big).gemm == Approx(a100_bf16.step_time_by_term(big).gemm).epsilon(0.01));
+}
+
+TEST_CASE("quantized checkpoints: a decode step reads the bytes the format stores, at the format's peak") {
+  using M = model::WeightQuantization::Method;
+  auto as = [](M method, int bits, int group) {
+    model::ModelConfig c = model::catalogue_model("Llama-3.1-8B");
+    c.quantization.method = method;
+    c.quantization.bits = bits;
+    c.quantization.group_size = group;
+    return c;
+  };
+  device::GpuProfile h100 = device::load_gpu_profile("h100-sxm-80gb");
+  h100.latency.gemm_half_efficiency_tokens = 0;  // no ramp: a 1-row GEMM is on its memory side
+  const StepLatencyModel w4a16(as(M::wna16, 4, 128), 1, model::KvCacheDtype::model, model::DType::bf16, h100);
+  // qkv_proj [6144, 4096] as compressed-tensors W4A16 stores it: 6144 × 512 int32, 6144 × 32 bf16
+  // scales and the int64 [2] weight_shape.
+  CHECK(w4a16.gemms()[0].matrix_bytes == 12'582'912 + 393'216 + 16);
+  // Per layer 112,459,840 B (weights.cpp's worked checkpoint) × 32, plus the bf16 lm_head.
+  CHECK(w4a16.gemm_weight_bytes() == 112'459'840ull * 32 + 128256ull * 4096 * 2);
+  // Batch-1 decode: the weights plus the activations read and written (69,632 × 32 + 132,352
+  // elements of 2 B) at 3.35 TB/s × 0.8.
+  const double bytes = 112'459'840.0 * 32 + 128256.0 * 4096 * 2 + (69632.0 * 32 + 132352) * 2;
+  CHECK(w4a16.step_time_by_term(decode(1, 100, true)).gemm == Approx(bytes / (3.35e12 * 0.8)).epsilon(1e-9));
+  // The 16-bit model reads 15.01 GB: 3.2× the time.
+  const StepLatencyModel bf16(model::catalogue_model("Llama-3.1-8B"), 1, model::KvCacheDtype::model,
+                              model::DType::bf16, h100);
+  CHECK(bf16.step_time_by_term(decode(1, 100, true)).gemm / w4a16.step_time_by_term(decode(1, 100, true)).gemm ==
+        Approx(3.23).epsilon(0.01));
+  // Peaks: W4A16 dequantizes to bf16; FP8 checkpoints at the fp8 peak on H100, bf16 on A100
+  // (no FP8 tensor cores); NVFP4 at the fp4 peak on B200, bf16 (Marlin) on H100.
+  CHECK(w4a16.gemms()[0].peak_flops_per_s == 989.5e12);
+  auto qkv_peak = [&](M method, const char* gpu) {
+    return StepLatencyModel(as(method, 0, method == M::nvfp4 ? 16 : 0), 1, model::KvCacheDtype::model,
+                            model::DType::bf16, device::load_gpu_profile(gpu))
+        .gemms()[0]
+        .peak_flops_per_s;
+  };
+  CHECK(qkv_peak(M::fp8_channel, "h100-sxm-80gb") == 1979e12);
+  CHECK(qkv_peak(M::fp8_channel, "a100-80gb") == 312e12);
+  CHECK(qkv_peak(M::nvfp4, "b200") == 9000e12);
+  CHECK(qkv_peak(M::nvfp4, "h100-sxm-80gb") == 989.5e12);
+  // FP8 per channel: one byte per weight and a float32 scale per output row.
+  const StepLatencyModel fp8(as(M::fp8_channel, 0, 0), 1, model::KvCacheDtype::model, model::DType::bf16, h100);
+  CHECK(fp8.gemms()[0].matrix_bytes == 6144 * 4096 + 6144 * 4);
+  // MXFP4 quantizes gpt-oss's experts only: attention stays bf16, an expert's w2 [2880, 2880] is
+  // 2880 × 1440 B of fp4 pairs and 2880 × 90 e8m0 scales.
+  const StepLatencyModel oss(model::catalogue_model("gpt-oss-20b"), 1, model::KvCacheDtype::model, model::DType::bf16,
+                             h100);
+  for (const Gemm& g : oss.gemms()) {
+    if (g.name == "qkv_proj") CHECK(g.matrix_bytes == static_cast<Bytes>(g.in * g.out * 2));
+    if (g.name == "experts.w2") CHECK(g.matrix_bytes == 2880 * 1440 + 2880 * 90);
+  }
 }
 
 TEST_CASE("a KV cache in FP8 halves the decode attention time") {
