@@ -1,7 +1,6 @@
 // Whole-state views of the caching allocator: snapshot export, fragmentation, the invariant checker
 // and seeding a replay's start state. Only fragmentation() runs often (once per serving step).
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <stdexcept>
 
@@ -40,14 +39,11 @@ Fragmentation CachingAllocator::fragmentation() const {
   fr.allocated = allocated_bytes();
   fr.reserved_unallocated = fr.reserved >= fr.allocated ? fr.reserved - fr.allocated : 0;
   for_each_pool([&](const BlockPool& pool) {
-    fr.free_blocks += static_cast<std::int64_t>(pool.blocks.size());
-    // Ordered by (stream, size): the last block of each stream's run is that stream's largest, so
-    // one search per stream finds it (the server asks after every step; a walk was linear).
-    constexpr Bytes kMax = std::numeric_limits<Bytes>::max();
-    for (auto it = pool.blocks.begin(); it != pool.blocks.end();) {
-      auto end_of_stream = pool.blocks.upper_bound(SizeKey{it->stream, kMax, kMax}, SizeKeyCompare{});
-      fr.largest_free_block = std::max(fr.largest_free_block, std::prev(end_of_stream)->size);
-      it = end_of_stream;
+    // Each stream's set is ordered by size: its last block is its largest (the server asks after
+    // every step; a walk over the blocks was linear).
+    for (const auto& s : pool.by_stream) {
+      fr.free_blocks += static_cast<std::int64_t>(s->blocks.size());
+      if (!s->blocks.empty()) fr.largest_free_block = std::max(fr.largest_free_block, s->blocks.rbegin()->size);
     }
   });
   return fr;
@@ -156,10 +152,14 @@ void CachingAllocator::check_invariants() const {
   }
   std::size_t set_sizes = 0, unmapped_sizes = 0;
   for_each_pool([&](const BlockPool& pool) {
-    set_sizes += pool.blocks.size();
+    set_sizes += pool.free_count();
     unmapped_sizes += pool.unmapped.size();
-    for (const Block& b : pool.blocks)
-      if (b.pool != &pool) fail(fmt::format("block {:#x} sits in another pool's free set", b.ptr));
+    for (const auto& s : pool.by_stream) {
+      for (const Block& b : s->blocks) {
+        if (b.pool != &pool) fail(fmt::format("block {:#x} sits in another pool's free set", b.ptr));
+        if (b.stream != s->stream) fail(fmt::format("block {:#x} sits in another stream's free set", b.ptr));
+      }
+    }
   });
   if (set_sizes != in_free_sets)
     fail(fmt::format("free sets hold {} blocks but {} blocks are free", set_sizes, in_free_sets));

@@ -40,11 +40,10 @@ struct Block {
 };
 
 // safe_link: unlinking resets the hook, so is_linked() tells set membership (invariant checks).
-// Pool ordering (stream, size, address): lower_bound(stream, s, 0) is the best fit on that stream,
-// ties to the lowest address (spec §2).
+// A pool's free blocks on one stream are ordered (size, address): lower_bound(s, 0) is the best fit,
+// ties to the lowest address (spec §2). The stream is the set's (BlockPool::by_stream), not the key's.
 struct BySize {
   bool operator()(const Block& a, const Block& b) const {
-    if (a.stream != b.stream) return a.stream < b.stream;
     if (a.size != b.size) return a.size < b.size;
     return a.ptr < b.ptr;
   }
@@ -60,32 +59,24 @@ struct ByAddress {
 
 // Search keys without constructing a Block.
 struct SizeKey {
-  StreamId stream;
   Bytes size;
   Address ptr;
 };
 struct SizeKeyCompare {
-  // Field by field, as BySize: std::tuple's operator< tests each field twice (a < b, then b < a).
   template <class A, class B>
   bool operator()(const A& a, const B& b) const {
-    if (a.stream != b.stream) return a.stream < b.stream;
     if (a.size != b.size) return a.size < b.size;
     return a.ptr < b.ptr;
   }
 };
-// The best-fit search: lower_bound(stream, size, address 0) with the address dropped, since no block
-// sorts below address 0 (boost's lower_bound only asks block < key).
+// The best-fit search: lower_bound(size, address 0) with the address dropped, since no block sorts
+// below address 0 (boost's lower_bound only asks block < key).
 struct FitKey {
-  StreamId stream;
   Bytes size;
 };
 struct FitKeyCompare {
-  bool operator()(const Block& b, const FitKey& k) const {
-    return b.stream < k.stream || (b.stream == k.stream && b.size < k.size);
-  }
-  bool operator()(const FitKey& k, const Block& b) const {
-    return k.stream < b.stream || (k.stream == b.stream && k.size <= b.size);
-  }
+  bool operator()(const Block& b, const FitKey& k) const { return b.size < k.size; }
+  bool operator()(const FitKey& k, const Block& b) const { return k.size <= b.size; }
 };
 struct AddressKey {
   StreamId stream;

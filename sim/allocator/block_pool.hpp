@@ -2,7 +2,9 @@
 // Pools of cached free blocks. The default allocator has one small and one large pool; each CUDA graph
 // private pool has its own pair (spec §1, §4).
 #include <cstdint>
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include "sim/allocator/block.hpp"
 
@@ -10,25 +12,89 @@ namespace headroom::alloc {
 
 struct PrivatePool;
 
+// A pool's free, mapped blocks on one stream, in (size, address) order. PyTorch keeps one set per
+// pool ordered (stream, size, address) (CUDACachingAllocator.cpp, BlockComparatorSize); one set per
+// stream holds the same blocks in the same order, set after set, and its searches and re-keys never
+// compare streams.
+struct StreamBlocks {
+  explicit StreamBlocks(StreamId s) : stream(s) {}
+  StreamBlocks(const StreamBlocks&) = delete;
+  StreamBlocks& operator=(const StreamBlocks&) = delete;
+  ~StreamBlocks() { blocks.clear(); }
+  const StreamId stream;
+  BlockSet blocks;
+};
+
 struct BlockPool {
   BlockPool(bool small, PrivatePool* owner = nullptr) : is_small(small), owner_private_pool(owner) {}
   BlockPool(const BlockPool&) = delete;
   BlockPool& operator=(const BlockPool&) = delete;
-  ~BlockPool() {
-    blocks.clear();
-    unmapped.clear();
-  }
+  ~BlockPool() { clear(); }
 
-  BlockSet blocks;        // free, mapped blocks
+  std::vector<std::unique_ptr<StreamBlocks>> by_stream;  // free, mapped blocks; in stream order
   UnmappedSet unmapped;   // unmapped tails of expandable segments
   const bool is_small;
   PrivatePool* const owner_private_pool;
   std::int64_t get_free_blocks_call_count = 0;  // GC "clock" (spec §3 step 2)
 
-  void insert(Block& b) {
-    b.gc_count_base = get_free_blocks_call_count;
-    blocks.insert(b);
+  // The stream's free blocks, or nullptr when the pool never cached a block on that stream.
+  BlockSet* free_blocks(StreamId stream) const {
+    if (last_ && last_->stream == stream) [[likely]]  // a forward pass runs on one stream
+      return &last_->blocks;
+    for (const auto& s : by_stream) {
+      if (s->stream == stream) {
+        last_ = s.get();
+        return &s->blocks;
+      }
+    }
+    return nullptr;
   }
+  BlockSet& free_blocks_or_make(StreamId stream) {
+    if (last_ && last_->stream == stream) [[likely]]
+      return last_->blocks;
+    return find_or_make(stream);
+  }
+
+  void insert(Block& b) { insert(free_blocks_or_make(b.stream), b); }
+  void insert(BlockSet& set, Block& b) {
+    b.gc_count_base = get_free_blocks_call_count;
+    set.insert(b);
+  }
+  void erase(Block& b) {
+    BlockSet& set = *free_blocks(b.stream);
+    set.erase(set.iterator_to(b));
+  }
+
+  std::size_t free_count() const {
+    std::size_t n = 0;
+    for (const auto& s : by_stream) n += s->blocks.size();
+    return n;
+  }
+  // Every free block in PyTorch's (stream, size, address) order; f may take the block it is given
+  // out of the set (release it), not any other.
+  template <class F>
+  void for_each_free(F&& f) const {
+    for (const auto& s : by_stream) {
+      for (auto it = s->blocks.begin(); it != s->blocks.end();) {
+        Block& b = *it++;
+        f(b);
+      }
+    }
+  }
+  void clear() {
+    for (auto& s : by_stream) s->blocks.clear();
+    unmapped.clear();
+  }
+
+ private:
+  [[gnu::noinline]] BlockSet& find_or_make(StreamId stream) {
+    if (BlockSet* set = free_blocks(stream)) return *set;
+    auto at = by_stream.begin();
+    while (at != by_stream.end() && (*at)->stream < stream) ++at;
+    last_ = by_stream.insert(at, std::make_unique<StreamBlocks>(stream))->get();
+    return last_->blocks;
+  }
+  mutable StreamBlocks* last_ = nullptr;  // the set asked for last
 };
 
 // A MempoolId: (0, n) for graph_pool_handle()/MemPool ids, (n, 0) for a capture's own pool.

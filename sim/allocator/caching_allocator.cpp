@@ -24,15 +24,11 @@ CachingAllocator::CachingAllocator(device::Device& device, AllocatorConfig confi
 
 CachingAllocator::~CachingAllocator() {
   // Unlink every intrusive hook before the pools go away.
-  large_blocks_.blocks.clear();
-  large_blocks_.unmapped.clear();
-  small_blocks_.blocks.clear();
-  small_blocks_.unmapped.clear();
+  large_blocks_.clear();
+  small_blocks_.clear();
   for (auto& [id, pp] : graph_pools_) {
-    pp->large.blocks.clear();
-    pp->large.unmapped.clear();
-    pp->small.blocks.clear();
-    pp->small.unmapped.clear();
+    pp->large.clear();
+    pp->small.clear();
   }
 }
 
@@ -111,16 +107,19 @@ HEADROOM_CACHE_PATH BlockPool& CachingAllocator::get_pool(Bytes size, StreamId s
 HEADROOM_CACHE_PATH bool CachingAllocator::get_free_block(AllocParams& p) {
   BlockPool& pool = *p.pool;
   if (gc_enabled()) ++pool.get_free_blocks_call_count;  // the GC's notion of block age
-  Block* b = find_free_block(pool, p.stream, p.size);
+  BlockSet* set = pool.free_blocks(p.stream);
+  if (!set) return false;
+  Block* b = find_free_block(*set, p.size);
   if (!b) return false;
+  p.set = set;
   p.block = b;
   p.block_in_free_set = true;  // unlinked (or re-keyed in place) by alloc_found_block
   return true;
 }
 
-HEADROOM_CACHE_PATH Block* CachingAllocator::find_free_block(BlockPool& pool, StreamId stream, Bytes size) const {
-  auto it = pool.blocks.lower_bound(FitKey{stream, size}, FitKeyCompare{});
-  if (it == pool.blocks.end() || it->stream != stream) return nullptr;
+HEADROOM_CACHE_PATH Block* CachingAllocator::find_free_block(BlockSet& set, Bytes size) const {
+  auto it = set.lower_bound(FitKey{size}, FitKeyCompare{});
+  if (it == set.end()) return nullptr;
 
   if (it->expandable) [[unlikely]] {
     if (config_.expandable_segments) {
@@ -129,7 +128,7 @@ HEADROOM_CACHE_PATH Block* CachingAllocator::find_free_block(BlockPool& pool, St
         return b.size + (b.next && !b.next->mapped ? b.next->size : 0);
       };
       auto next = std::next(it);
-      while (it->expandable && next != pool.blocks.end() && next->stream == stream &&
+      while (it->expandable && next != set.end() &&
              expandable_size(*next) < expandable_size(*it)) {
         it = next++;
       }
@@ -137,8 +136,8 @@ HEADROOM_CACHE_PATH Block* CachingAllocator::find_free_block(BlockPool& pool, St
       // Expandable segments were turned off after some were made: use ordinary blocks only.
       do {
         ++it;
-      } while (it != pool.blocks.end() && it->expandable && it->stream == stream);
-      if (it == pool.blocks.end() || it->stream != stream) return nullptr;
+      } while (it != set.end() && it->expandable);
+      if (it == set.end()) return nullptr;
     }
   }
   // Oversize blocks (>= max_split_size) serve only requests that are themselves oversize, and then
@@ -150,7 +149,8 @@ HEADROOM_CACHE_PATH Block* CachingAllocator::find_free_block(BlockPool& pool, St
 
 bool CachingAllocator::would_reuse_cached_block(Bytes requested, StreamId stream) {
   Bytes size = round_size(requested, config_, divisions_configured_);
-  return find_free_block(get_pool(size, stream), stream, size) != nullptr;
+  BlockSet* set = get_pool(size, stream).free_blocks(stream);
+  return set && find_free_block(*set, size) != nullptr;
 }
 
 bool CachingAllocator::alloc_block(AllocParams& p, bool is_retry) {
@@ -184,16 +184,17 @@ bool CachingAllocator::alloc_block(AllocParams& p, bool is_retry) {
 // largest ones downwards) before trying the driver again. Freed blocks stay freed even on failure.
 bool CachingAllocator::release_available_cached_blocks(const AllocParams& p) {
   if (!config_.max_split_limited()) return false;
-  BlockPool& pool = *p.pool;
+  BlockSet* set = p.pool->free_blocks(p.stream);
+  if (!set) return false;
   Bytes key_size = std::max(p.size, config_.max_split_size);
-  auto it = pool.blocks.lower_bound(SizeKey{p.stream, key_size, 0}, SizeKeyCompare{});
-  if (it == pool.blocks.end() || it->stream != p.stream || it->expandable) {
-    if (it == pool.blocks.begin()) return false;
+  auto it = set->lower_bound(SizeKey{key_size, 0}, SizeKeyCompare{});
+  if (it == set->end() || it->expandable) {
+    if (it == set->begin()) return false;
     Bytes released = 0;
-    --it;  // now on the largest block of a smaller key (maybe another stream)
-    while (released < key_size && it->size >= config_.max_split_size && it->stream == p.stream) {
+    --it;  // now on the largest block of a smaller key
+    while (released < key_size && it->size >= config_.max_split_size) {
       auto cur = it;
-      bool is_first = cur == pool.blocks.begin();
+      bool is_first = cur == set->begin();
       if (!is_first) --it;
       if (!cur->expandable && !cur->is_split()) {
         released += cur->size;
@@ -239,15 +240,13 @@ bool CachingAllocator::release_cached_blocks() {
 
 void CachingAllocator::release_blocks(BlockPool& pool) {
   std::vector<Block*> to_unmap;
-  for (auto it = pool.blocks.begin(); it != pool.blocks.end();) {
-    Block* b = &*it;
-    ++it;
-    if (b->expandable) {
-      to_unmap.push_back(b);  // unmapping mutates the set: collect first
-    } else if (!b->prev && !b->next) {
-      release_block(b);
+  pool.for_each_free([&](Block& b) {
+    if (b.expandable) {
+      to_unmap.push_back(&b);  // unmapping mutates the set: collect first
+    } else if (!b.prev && !b.next) {
+      release_block(&b);
     }
-  }
+  });
   for (Block* b : to_unmap) {
     unmap_block(b);
     if (!b->prev && !b->next) release_expandable_segment(b);
@@ -265,7 +264,7 @@ void CachingAllocator::release_block(Block* block) {
   hot_.segment.decrease(pool.is_small, 1);
   hot_.reserved_bytes.decrease(pool.is_small, i64(block->size));
   if (block->size >= config_.max_split_size) stats_.oversize_segments.decrease(1);
-  pool.blocks.erase(pool.blocks.iterator_to(*block));
+  pool.erase(*block);
   arena_.recycle(block);
 }
 
@@ -280,28 +279,26 @@ void CachingAllocator::garbage_collect_cached_blocks() {
   auto age = [&](const Block& b) { return large_blocks_.get_free_blocks_call_count - b.gc_count_base; };
   std::int64_t total_age = 0;
   std::int64_t freeable = 0;
-  for (const Block& b : large_blocks_.blocks) {
+  large_blocks_.for_each_free([&](const Block& b) {
     if (!b.is_split()) {
       total_age += age(b);
       ++freeable;
     }
-  }
+  });
   if (freeable == 0) return;
   bool freed = true;
   while (reclaimed < target && freed && freeable > 0) {
     double threshold = static_cast<double>(total_age) / static_cast<double>(freeable);
     freed = false;
-    for (auto it = large_blocks_.blocks.begin(); it != large_blocks_.blocks.end();) {
-      Block* b = &*it;
-      ++it;
-      if (!b->is_split() && !b->expandable && static_cast<double>(age(*b)) >= threshold) {
+    large_blocks_.for_each_free([&](Block& b) {
+      if (!b.is_split() && !b.expandable && static_cast<double>(age(b)) >= threshold) {
         freed = true;
-        reclaimed += b->size;
-        total_age -= age(*b);
+        reclaimed += b.size;
+        total_age -= age(b);
         --freeable;
-        release_block(b);
+        release_block(&b);
       }
-    }
+    });
   }
 }
 
@@ -321,16 +318,16 @@ HEADROOM_CACHE_PATH Block* CachingAllocator::alloc_found_block(AllocParams& p, b
     Block* remaining = block;
     bool rekey_in_place = false;
     if (p.block_in_free_set) {
-      // The remainder's key (stream, size - s, ptr + s) only moves down; when it still sorts after
+      // The remainder's key (size - s, ptr + s) only moves down; when it still sorts after
       // its predecessor the node keeps its place and no erase/insert is needed.
-      auto it = pool.blocks.iterator_to(*remaining);
+      auto it = p.set->iterator_to(*remaining);
       rekey_in_place = true;
-      if (it != pool.blocks.begin()) {
+      if (it != p.set->begin()) {
         const Block& pred = *std::prev(it);
-        rekey_in_place = pred.stream != remaining->stream || pred.size < remaining->size - p.size ||
+        rekey_in_place = pred.size < remaining->size - p.size ||
                          (pred.size == remaining->size - p.size && pred.ptr < remaining->ptr + p.size);
       }
-      if (!rekey_in_place) pool.blocks.erase(it);
+      if (!rekey_in_place) p.set->erase(it);
     }
     block = arena_.make();
     block->ptr = remaining->ptr;
@@ -346,6 +343,8 @@ HEADROOM_CACHE_PATH Block* CachingAllocator::alloc_found_block(AllocParams& p, b
     remaining->size -= p.size;
     if (rekey_in_place) {
       remaining->gc_count_base = pool.get_free_blocks_call_count;  // as a fresh insert would
+    } else if (p.set) {
+      pool.insert(*p.set, *remaining);
     } else {
       pool.insert(*remaining);
     }
@@ -359,7 +358,7 @@ HEADROOM_CACHE_PATH Block* CachingAllocator::alloc_found_block(AllocParams& p, b
       }
     }
   } else {
-    if (p.block_in_free_set) pool.blocks.erase(pool.blocks.iterator_to(*block));
+    if (p.block_in_free_set) p.set->erase(p.set->iterator_to(*block));
     if (already_split && !block->expandable) {
       hot_.inactive_split_bytes.decrease(small, i64(block->size));
       hot_.inactive_split.decrease(small, 1);
@@ -394,8 +393,8 @@ void CachingAllocator::report_oom(const AllocParams& p) {
   info.allocated = allocated_bytes();
   info.reserved = reserved_bytes();
   for (const auto& [id, pp] : graph_pools_) {
-    for (const Block& b : pp->large.blocks) info.private_pool_free += b.size;
-    for (const Block& b : pp->small.blocks) info.private_pool_free += b.size;
+    for (const BlockPool* pool : {&pp->large, &pp->small})
+      pool->for_each_free([&](const Block& b) { info.private_pool_free += b.size; });
   }
   info.process_in_use = device_.used_bytes() + device_.spec().context_bytes;
   trace(TraceAction::Oom, 0, p.size, p.stream, info.free);
@@ -511,11 +510,12 @@ HEADROOM_CACHE_PATH void CachingAllocator::free_block(Block* block) {
   const Bytes original_size = block->size;
   const Bytes requested = block->requested_size;
   BlockPool& pool = *block->pool;
+  BlockSet& set = pool.free_blocks_or_make(block->stream);
   std::int64_t net_inactive_blocks = 0;
   std::int64_t net_inactive_bytes = 0;
   Block* slot = nullptr;  // a merged neighbour whose place in the free set the block may take
   for (Block* candidate : {block->prev, block->next}) {
-    Bytes subsumed = try_merge_blocks(block, candidate, pool, &slot);
+    Bytes subsumed = try_merge_blocks(block, candidate, pool, set, &slot);
     if (subsumed > 0) {
       net_inactive_blocks -= 1;
       net_inactive_bytes -= i64(subsumed);
@@ -524,18 +524,18 @@ HEADROOM_CACHE_PATH void CachingAllocator::free_block(Block* block) {
   if (slot) {
     // The merged key is larger than the neighbour's, so it still follows the neighbour's
     // predecessor; if it also precedes the neighbour's successor, take its node in place.
-    auto it = pool.blocks.iterator_to(*slot);
+    auto it = set.iterator_to(*slot);
     auto succ = std::next(it);
-    if (succ == pool.blocks.end() || BySize{}(*block, *succ)) {
-      pool.blocks.replace_node(it, *block);
+    if (succ == set.end() || BySize{}(*block, *succ)) {
+      set.replace_node(it, *block);
       block->gc_count_base = pool.get_free_blocks_call_count;
     } else {
-      pool.blocks.erase(it);
-      pool.insert(*block);
+      set.erase(it);
+      pool.insert(set, *block);
     }
     arena_.recycle(slot);
   } else {
-    pool.insert(*block);
+    pool.insert(set, *block);
   }
   if (block->is_split()) {
     net_inactive_blocks += 1;
@@ -556,7 +556,8 @@ HEADROOM_CACHE_PATH void CachingAllocator::free_block(Block* block) {
   hot_.requested_bytes.decrease(small, i64(requested));
 }
 
-HEADROOM_CACHE_PATH Bytes CachingAllocator::try_merge_blocks(Block* dst, Block* src, BlockPool& pool, Block** slot) {
+HEADROOM_CACHE_PATH Bytes CachingAllocator::try_merge_blocks(Block* dst, Block* src, BlockPool& pool, BlockSet& set,
+                                                             Block** slot) {
   // A neighbour is mergeable when it is cached: inactive, so in its pool's free or unmapped set (the
   // invariant check_invariants() enforces), which one hook load tells.
   if (!src || !src->hook.is_linked() || dst->mapped != src->mapped) return 0;
@@ -574,7 +575,7 @@ HEADROOM_CACHE_PATH Bytes CachingAllocator::try_merge_blocks(Block* dst, Block* 
     *slot = src;  // stays linked: the caller hands its node to dst, then recycles it
     return subsumed;
   }
-  if (src->mapped) pool.blocks.erase(pool.blocks.iterator_to(*src));
+  if (src->mapped) set.erase(set.iterator_to(*src));
   else pool.unmapped.erase(pool.unmapped.iterator_to(*src));
   arena_.recycle(src);
   return subsumed;
@@ -636,7 +637,7 @@ Block* CachingAllocator::try_allocate_expandable_block(AllocParams& p) {
     if (!map_block(next, std::min(remaining, next->size))) return nullptr;
     candidate = next;  // map_block merged it with the free block before it
   }
-  p.pool->blocks.erase(p.pool->blocks.iterator_to(*candidate));
+  p.pool->erase(*candidate);
   return candidate;
 }
 
@@ -694,9 +695,10 @@ bool CachingAllocator::map_block(Block* to_map, Bytes size) {
     pool.unmapped.insert(*remaining);
     to_map->size = mapped.size;
   }
-  try_merge_blocks(to_map, to_map->prev, pool);
-  try_merge_blocks(to_map, to_map->next, pool);
-  pool.insert(*to_map);
+  BlockSet& set = pool.free_blocks_or_make(to_map->stream);
+  try_merge_blocks(to_map, to_map->prev, pool, set);
+  try_merge_blocks(to_map, to_map->next, pool, set);
+  pool.insert(set, *to_map);
   total_allocated_memory_ += mapped.size;
   hot_.reserved_bytes.increase(pool.is_small, i64(mapped.size));
   stats_.num_device_alloc++;
@@ -708,7 +710,8 @@ void CachingAllocator::unmap_block(Block* block) {
   SegmentRange unmapped = block->expandable->unmap({block->ptr, block->size});
   if (unmapped.size == 0) return;
   BlockPool& pool = *block->pool;
-  pool.blocks.erase(pool.blocks.iterator_to(*block));
+  BlockSet& set = pool.free_blocks_or_make(block->stream);
+  set.erase(set.iterator_to(*block));
   Bytes before = unmapped.ptr - block->ptr;
   if (before > 0) {
     // prev? -> before_free -> block
@@ -722,7 +725,7 @@ void CachingAllocator::unmap_block(Block* block) {
     if (b->prev) b->prev->next = b;
     b->next = block;
     block->prev = b;
-    pool.insert(*b);
+    pool.insert(set, *b);
   }
   Bytes after = block->size - (before + unmapped.size);
   if (after > 0) {
@@ -737,13 +740,13 @@ void CachingAllocator::unmap_block(Block* block) {
     if (a->next) a->next->prev = a;
     a->prev = block;
     block->next = a;
-    pool.insert(*a);
+    pool.insert(set, *a);
   }
   block->ptr = unmapped.ptr;
   block->size = unmapped.size;
   block->mapped = false;
-  try_merge_blocks(block, block->prev, pool);
-  try_merge_blocks(block, block->next, pool);
+  try_merge_blocks(block, block->prev, pool, set);
+  try_merge_blocks(block, block->next, pool, set);
   pool.unmapped.insert(*block);
   total_allocated_memory_ -= unmapped.size;
   hot_.reserved_bytes.decrease(pool.is_small, i64(unmapped.size));

@@ -133,6 +133,7 @@ class CachingAllocator {
     Bytes alloc_size = 0;  // segment size if a new one is needed
     StreamId stream = 0;
     BlockPool* pool = nullptr;
+    BlockSet* set = nullptr;  // the pool's free blocks on the stream, when the block came from them
     Block* block = nullptr;
     bool block_in_free_set = false;  // found in the cache: still linked, unlinked by alloc_found_block
   };
@@ -145,7 +146,7 @@ class CachingAllocator {
   void keep_active_apart();
   BlockPool& get_pool(Bytes size, StreamId stream);
   bool get_free_block(AllocParams& p);
-  Block* find_free_block(BlockPool& pool, StreamId stream, Bytes size) const;
+  Block* find_free_block(BlockSet& set, Bytes size) const;
   bool alloc_block(AllocParams& p, bool is_retry);
   bool release_available_cached_blocks(const AllocParams& p);
   bool release_cached_blocks();
@@ -157,7 +158,7 @@ class CachingAllocator {
   // free path
   void release_allocation(Block* block);
   void free_block(Block* block);
-  Bytes try_merge_blocks(Block* dst, Block* src, BlockPool& pool, Block** slot = nullptr);
+  Bytes try_merge_blocks(Block* dst, Block* src, BlockPool& pool, BlockSet& set, Block** slot = nullptr);
   void insert_events(Block* block);
   void process_events();
   void synchronize_and_free_events();

@@ -206,6 +206,32 @@ TEST_CASE("fragmentation: the largest free block over several streams and both p
   g.a.check_invariants();
 }
 
+TEST_CASE("empty_cache releases free segments in (stream, size, address) order, streams met out of order") {
+  // PyTorch's release_blocks (c10/cuda/CUDACachingAllocator.cpp) walks the pool's set in
+  // BlockComparatorSize order (stream, then size, then address): the history's segment_free events
+  // come out in that order, whatever order the streams were first used in.
+  Gpu g;
+  g.a.record_history(true);
+  Block* s5 = g.a.malloc(30 * MiB, 5);
+  Block* s1_big = g.a.malloc(40 * MiB, 1);
+  Block* s3 = g.a.malloc(12 * MiB, 3);
+  Block* s1_small = g.a.malloc(24 * MiB, 1);
+  for (Block* b : {s3, s1_big, s5, s1_small}) g.a.free(b);
+  g.a.check_invariants();
+  // Best fit stays within the stream: stream 3 holds only 12 MiB, stream 1 a 24 MiB segment.
+  CHECK_FALSE(g.a.would_reuse_cached_block(20 * MiB, 3));
+  CHECK(g.a.would_reuse_cached_block(20 * MiB, 1));  // stream 1's 24 MiB segment
+  g.a.empty_cache();
+  std::vector<std::pair<StreamId, Bytes>> released;
+  for (const TraceEvent& e : g.a.history())
+    if (e.action == TraceAction::SegmentFree) released.emplace_back(e.stream, e.size);
+  const std::vector<std::pair<StreamId, Bytes>> expected = {
+      {1, 24 * MiB}, {1, 40 * MiB}, {3, 12 * MiB}, {5, 30 * MiB}};
+  CHECK(released == expected);
+  CHECK(g.a.reserved_bytes() == 0);
+  g.a.check_invariants();
+}
+
 TEST_CASE("coalescing: a freed block merges with free neighbours (spec §1)") {
   Gpu g;
   Block* a = g.a.malloc(4 * MiB);
