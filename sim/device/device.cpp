@@ -11,11 +11,6 @@ namespace headroom::device {
 
 Device::Device(DeviceSpec spec) : spec_(std::move(spec)), next_address_(spec_.base_address) {}
 
-Bytes Device::free_bytes() const {
-  Bytes held = spec_.context_bytes + spec_.other_processes + used_;
-  return held >= spec_.total ? 0 : spec_.total - held;
-}
-
 bool Device::take_physical(Bytes size) {
   Bytes need = round_up(size, spec_.granularity);
   if (need > free_bytes()) return false;

@@ -40,7 +40,11 @@ class Device {
   const DeviceSpec& spec() const { return spec_; }
   Bytes total() const { return spec_.total; }
   // cudaMemGetInfo's free: total minus context, other processes and this process's driver allocations.
-  Bytes free_bytes() const;
+  // Inline: the serving loop asks after every malloc.
+  Bytes free_bytes() const {
+    const Bytes held = spec_.context_bytes + spec_.other_processes + used_;
+    return held >= spec_.total ? 0 : spec_.total - held;
+  }
   // Physical bytes this process holds through cudaMalloc / cuMemCreate (rounded to granularity).
   Bytes used_bytes() const { return used_; }
   void set_other_processes(Bytes bytes) { spec_.other_processes = bytes; }

@@ -353,6 +353,15 @@ bool PagedKvCache::allocate_slots(const KvRequest& req, Tokens num_new_tokens, T
   if (num_lookahead_tokens < 0 || req.num_computed_tokens < 0)
     throw std::logic_error("PagedKvCache: negative token count in allocate_slots");
   RequestState* s = state_of(req.id);
+  // Most decode steps: the request's new tokens fit in the blocks it holds and fill none of them,
+  // so there is nothing to allocate, evict or hash (the general path below would find the same).
+  // Full attention only: a sliding window frees blocks on every call.
+  if (s && !pending_valid_ && sliding_window_ == 0) {
+    const Tokens fed = req.num_computed_tokens + num_new_tokens;
+    if (fed + num_lookahead_tokens <= static_cast<Tokens>(s->tables[0].size()) * block_size_ &&
+        (!caching_ || std::min(fed, req.num_tokens) < static_cast<Tokens>(s->num_hashed + 1) * block_size_))
+      return true;
+  }
   const std::size_t held = s ? s->tables[0].size() : 0;  // table length, null blocks included
   const bool use_hit = pending_valid_ && pending_id_ == req.id && held == 0;
   pending_valid_ = false;  // a hit is good for this call only

@@ -18,6 +18,9 @@ namespace {
 
 constexpr std::size_t kMaxCachedPrograms = 4096;
 
+// A step's program run: no per-layer peaks (nothing here reads them).
+const model::RunOptions kServingRun{.graph_pool = std::nullopt, .stream = 0, .layer_peaks = false};
+
 }  // namespace
 
 Server::Server(alloc::CachingAllocator& allocator, model::SlotTable& slots, const latency::StepLatencyModel& latency,
@@ -247,7 +250,7 @@ class Server::Run {
   bool allocate_step(Seconds now, const model::AllocationProgram& program) {
     s_.slots_.prepare(program);
     s_.allocator_.set_clock_us(static_cast<std::int64_t>(now * 1e6));
-    model::run_program(s_.allocator_, program, s_.slots_, run_);
+    model::run_program(s_.allocator_, program, s_.slots_, run_, kServingRun);
     result_.allocator_mallocs += run_.allocations;
     note_free(now, program);
     if (run_.oom && canary_) {
@@ -255,7 +258,7 @@ class Server::Run {
       s_.allocator_.free(canary_);
       canary_ = nullptr;
       result_.canary_released_s = now;
-      model::run_program(s_.allocator_, program, s_.slots_, run_);
+      model::run_program(s_.allocator_, program, s_.slots_, run_, kServingRun);
       result_.allocator_mallocs += run_.allocations;
       note_free(now, program);
     }

@@ -34,6 +34,86 @@ namespace {
 
 Bytes above(Bytes now, Bytes start) { return now > start ? now - start : 0; }
 
+// The ops loop. The figures are kept in locals (raw allocator values, the start subtracted once at
+// the end), so they stay in registers across the allocator calls; kLayers adds the per-layer peaks,
+// which the serving loop never reads (RunOptions::layer_peaks).
+template <bool kLayers>
+void run_ops(alloc::CachingAllocator& allocator, const AllocationProgram& program, SlotTable& slots, ProgramRun& r,
+             const RunOptions& options) {
+  const device::Device& device = allocator.device();
+  Bytes peak_allocated = r.start_allocated, peak_reserved = r.start_reserved;
+  std::size_t peak_op = 0;
+  Bytes min_free = r.min_device_free, min_loose = r.min_free_or_cached;
+  std::optional<std::size_t> min_free_op;
+  Bytes reserved_at_min_free = r.reserved_at_min_free;
+  std::int64_t allocations = 0, persistent_reused = 0;
+  std::int32_t current_layer = kNoLayer;
+  LayerRun* layer = nullptr;
+  const std::size_t n = program.ops.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const ProgramOp& op = program.ops[i];
+    if constexpr (kLayers) {
+      if (op.layer != current_layer) {
+        current_layer = op.layer;
+        layer = op.layer >= 0 ? &r.layers[static_cast<std::size_t>(op.layer)] : nullptr;
+        if (layer) {
+          Bytes now = above(allocator.allocated_bytes(), r.start_allocated);
+          layer->entry_allocated = layer->peak_allocated = now;
+          layer->peak_reserved = above(allocator.reserved_bytes(), r.start_reserved);
+          layer->peak_op = i;
+        }
+      }
+    }
+    if (op.kind == OpKind::free) {
+      alloc::Block*& b = slots.transient(op.slot);
+      allocator.free(b);
+      b = nullptr;
+      continue;
+    }
+    if (op.persistent && slots.persistent(op.slot)) {
+      ++persistent_reused;
+      continue;
+    }
+    alloc::Block* block = allocator.malloc(op.bytes, options.stream);
+    ++allocations;
+    if (!block) [[unlikely]] {
+      r.oom = allocator.last_oom();
+      r.oom_op = i;
+      break;
+    }
+    if (op.persistent)
+      slots.add_persistent(op.slot, block);  // capacity reserved by prepare()
+    else
+      slots.transient(op.slot) = block;
+    const Bytes allocated = allocator.allocated_bytes();
+    const Bytes reserved = allocator.reserved_bytes();
+    if (allocated > peak_allocated) peak_allocated = allocated, peak_op = i;
+    if (reserved > peak_reserved) peak_reserved = reserved;
+    // One comparison per malloc; the op is kept by index (the caller names it).
+    const Bytes free = device.free_bytes();
+    if (free < min_free) [[unlikely]]
+      min_free = free, min_free_op = i, reserved_at_min_free = reserved;
+    const Bytes loose = free + reserved - allocated;
+    if (loose < min_loose) min_loose = loose;
+    if constexpr (kLayers) {
+      if (layer) {
+        const Bytes above_allocated = above(allocated, r.start_allocated);
+        if (above_allocated > layer->peak_allocated) layer->peak_allocated = above_allocated, layer->peak_op = i;
+        layer->peak_reserved = std::max(layer->peak_reserved, above(reserved, r.start_reserved));
+      }
+    }
+  }
+  r.peak_allocated = above(peak_allocated, r.start_allocated);
+  r.peak_reserved = above(peak_reserved, r.start_reserved);
+  r.peak_op = peak_op;
+  r.min_device_free = min_free;
+  r.min_device_free_op = min_free_op;
+  r.reserved_at_min_free = reserved_at_min_free;
+  r.min_free_or_cached = min_loose;
+  r.allocations = allocations;
+  r.persistent_reused = persistent_reused;
+}
+
 }  // namespace
 
 void run_program(alloc::CachingAllocator& allocator, const AllocationProgram& program, SlotTable& slots,
@@ -49,62 +129,18 @@ void run_program(alloc::CachingAllocator& allocator, const AllocationProgram& pr
   r.min_free_or_cached = r.min_device_free + (r.start_reserved - r.start_allocated);
   r.end_allocated = 0;
   r.allocations = r.persistent_reused = 0;
-  r.layers.assign(static_cast<std::size_t>(program.layers), LayerRun{});
+  if (options.layer_peaks)
+    r.layers.assign(static_cast<std::size_t>(program.layers), LayerRun{});
+  else
+    r.layers.clear();
   r.completed = false;
   r.oom.reset();
   r.oom_op = 0;
   if (options.graph_pool) allocator.begin_allocate_to_pool(*options.graph_pool, options.stream);
-
-  std::int32_t current_layer = kNoLayer;
-  LayerRun* layer = nullptr;
-  const std::size_t n = program.ops.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    const ProgramOp& op = program.ops[i];
-    if (op.layer != current_layer) {
-      current_layer = op.layer;
-      layer = op.layer >= 0 ? &r.layers[static_cast<std::size_t>(op.layer)] : nullptr;
-      if (layer) {
-        Bytes now = above(allocator.allocated_bytes(), r.start_allocated);
-        layer->entry_allocated = layer->peak_allocated = now;
-        layer->peak_reserved = above(allocator.reserved_bytes(), r.start_reserved);
-        layer->peak_op = i;
-      }
-    }
-    if (op.kind == OpKind::free) {
-      alloc::Block*& b = slots.transient(op.slot);
-      allocator.free(b);
-      b = nullptr;
-      continue;
-    }
-    if (op.persistent && slots.persistent(op.slot)) {
-      ++r.persistent_reused;
-      continue;
-    }
-    alloc::Block* block = allocator.malloc(op.bytes, options.stream);
-    ++r.allocations;
-    if (!block) {
-      r.oom = allocator.last_oom();
-      r.oom_op = i;
-      break;
-    }
-    if (op.persistent)
-      slots.add_persistent(op.slot, block);  // capacity reserved by prepare()
-    else
-      slots.transient(op.slot) = block;
-    Bytes allocated = above(allocator.allocated_bytes(), r.start_allocated);
-    Bytes reserved = above(allocator.reserved_bytes(), r.start_reserved);
-    if (allocated > r.peak_allocated) r.peak_allocated = allocated, r.peak_op = i;
-    r.peak_reserved = std::max(r.peak_reserved, reserved);
-    // One comparison per malloc; the op is kept by index (the caller names it).
-    const Bytes free = allocator.device().free_bytes();
-    if (free < r.min_device_free)
-      r.min_device_free = free, r.min_device_free_op = i, r.reserved_at_min_free = allocator.reserved_bytes();
-    r.min_free_or_cached = std::min(r.min_free_or_cached, free + allocator.reserved_bytes() - allocator.allocated_bytes());
-    if (layer) {
-      if (allocated > layer->peak_allocated) layer->peak_allocated = allocated, layer->peak_op = i;
-      layer->peak_reserved = std::max(layer->peak_reserved, reserved);
-    }
-  }
+  if (options.layer_peaks)
+    run_ops<true>(allocator, program, slots, r, options);
+  else
+    run_ops<false>(allocator, program, slots, r, options);
   if (r.oom) {
     // Unwinding drops every tensor of the failed step; in PyTorch order does not matter to the
     // sizes, here the highest slot goes first.

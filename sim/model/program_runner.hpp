@@ -43,6 +43,9 @@ struct RunOptions {
   // Allocate into this private pool, as during CUDA-graph capture (begin/end_allocate_to_pool).
   std::optional<alloc::PoolId> graph_pool;
   StreamId stream = 0;
+  // ProgramRun::layers: the peak within each decoder layer. Off (the serving loop, which never
+  // reads them), layers stays empty and each op costs a few instructions less.
+  bool layer_peaks = true;
 };
 
 struct LayerRun {
@@ -69,7 +72,7 @@ struct ProgramRun {
   Bytes end_allocated = 0;    // above the start at the end: persistent buffers this run created
   std::int64_t allocations = 0;         // malloc calls made
   std::int64_t persistent_reused = 0;   // persistent allocations skipped: the buffer was held
-  std::vector<LayerRun> layers;         // per decoder layer; layers the run never reached stay zero
+  std::vector<LayerRun> layers;         // per decoder layer (RunOptions::layer_peaks); layers the run never reached stay zero
   bool completed = false;
   std::optional<alloc::OomInfo> oom;    // set when a malloc failed; the run stopped there
   std::size_t oom_op = 0;

@@ -483,6 +483,40 @@ TEST_CASE("the runner keeps the lowest free device memory, the malloc that set i
   CHECK(again.min_free_or_cached == 524 * MiB);
 }
 
+TEST_CASE("without per-layer peaks (the serving loop's runs) the runner's figures are the same") {
+  AllocationProgram p = forward_program(catalogue_model("Llama-3.1-8B"), prefill(8192));
+  RunOptions lean;
+  lean.layer_peaks = false;
+  for (Bytes total : {kPiB, 512 * MiB}) {  // completed, and an OOM at gate_up
+    Gpu full_gpu(total), lean_gpu(total);
+    SlotTable full_slots, lean_slots;
+    ProgramRun a = run_program(full_gpu.allocator, p, full_slots);
+    ProgramRun b = run_program(lean_gpu.allocator, p, lean_slots, lean);
+    CHECK(a.layers.size() == 32);
+    CHECK(b.layers.empty());
+    CHECK(b.completed == a.completed);
+    CHECK(b.peak_allocated == a.peak_allocated);
+    CHECK(b.peak_reserved == a.peak_reserved);
+    CHECK(b.peak_op == a.peak_op);
+    CHECK(b.min_device_free == a.min_device_free);
+    CHECK(b.min_device_free_op == a.min_device_free_op);
+    CHECK(b.reserved_at_min_free == a.reserved_at_min_free);
+    CHECK(b.min_free_or_cached == a.min_free_or_cached);
+    CHECK(b.allocations == a.allocations);
+    CHECK(b.end_allocated == a.end_allocated);
+    CHECK(b.oom_op == a.oom_op);
+  }
+  // The completed run's worked peak (800 MiB at act, above) and the OOM's op.
+  Gpu gpu;
+  SlotTable slots;
+  CHECK(run_program(gpu.allocator, p, slots, lean).peak_allocated == 838'860'800);
+  Gpu small(512 * MiB);
+  SlotTable small_slots;
+  ProgramRun oom = run_program(small.allocator, p, small_slots, lean);
+  REQUIRE(oom.oom.has_value());
+  CHECK(p.ops[oom.oom_op].tensor == Tensor::gate_up);
+}
+
 TEST_CASE("the runner's loop makes no heap allocation once its table and result are sized") {
   ModelConfig ds = catalogue_model("DeepSeek-V3");
   AllocationProgram p = forward_program(ds, prefill(4096));
