@@ -10,18 +10,14 @@
 #include "sim/model/kv_layout.hpp"
 #include "sim/model/tensor_parallel.hpp"
 #include "sim/model/weights.hpp"
+#include "tests/model/weight_tensors.hpp"
 
 using namespace headroom;
 using namespace headroom::model;
+using headroom::test::tensors_by_name;
 using Shape = std::vector<std::int64_t>;
 
 namespace {
-
-std::map<std::string, WeightTensor> tensors_of(const WeightList& w) {
-  std::map<std::string, WeightTensor> m;
-  for (const auto& t : w.tensors) m.emplace(t.name, t);
-  return m;
-}
 
 WeightList weights_placed(const ModelConfig& c, const RankPlacement& p) {
   WeightOptions o;
@@ -59,13 +55,13 @@ TEST_CASE("pipeline stages as vLLM's get_pp_indices splits the layers") {
   RankPlacement p = RankPlacement::tensor_parallel(2);
   p.pp = 3;
   p.pp_rank = 0;
-  auto first = tensors_of(weights_placed(c, p));
+  auto first = tensors_by_name(weights_placed(c, p));
   CHECK(first.count("model.embed_tokens.weight") == 1);
   CHECK(first.count("lm_head.weight") == 0);
   CHECK(first.count("model.layers.26.mlp.down_proj.weight") == 1);
   CHECK(first.count("model.layers.27.mlp.down_proj.weight") == 0);
   p.pp_rank = 2;
-  auto last = tensors_of(weights_placed(c, p));
+  auto last = tensors_by_name(weights_placed(c, p));
   CHECK(last.count("model.embed_tokens.weight") == 0);
   CHECK(last.count("lm_head.weight") == 1);
   CHECK(last.count("model.norm.weight") == 1);
@@ -77,7 +73,7 @@ TEST_CASE("pipeline stages as vLLM's get_pp_indices splits the layers") {
   // Tied embeddings: the last stage keeps embed_tokens too (vllm llama.py LlamaModel).
   ModelConfig tied = c;
   tied.tie_word_embeddings = true;
-  auto tied_last = tensors_of(weights_placed(tied, p));
+  auto tied_last = tensors_by_name(weights_placed(tied, p));
   CHECK(tied_last.count("model.embed_tokens.weight") == 1);
   CHECK(tied_last.count("lm_head.weight") == 0);
 }
@@ -90,23 +86,23 @@ TEST_CASE("expert parallelism: whole experts per rank, one more on the first E %
   // vLLM --enable-expert-parallel at tp 1, dp 3: ep 3, expert TP 1 (FusedMoEParallelConfig.make).
   RankPlacement ep = RankPlacement::tensor_parallel(1);
   ep.moe_ep = 3;
-  auto w = tensors_of(weights_placed(c, ep));
+  auto w = tensors_by_name(weights_placed(c, ep));
   CHECK(w.at("model.layers.0.mlp.experts.w13_weight").shape == Shape{43, 2 * 768, 2048});
   CHECK(w.at("model.layers.0.mlp.experts.w2_weight").shape == Shape{43, 2048, 768});
   CHECK(w.at("model.layers.0.mlp.gate.weight").shape == Shape{128, 2048});  // the router sees every expert
   ep.ep_rank = 2;
-  CHECK(tensors_of(weights_placed(c, ep)).at("model.layers.0.mlp.experts.w13_weight").shape ==
+  CHECK(tensors_by_name(weights_placed(c, ep)).at("model.layers.0.mlp.experts.w13_weight").shape ==
         Shape{42, 2 * 768, 2048});
   // Without EP vLLM splits each expert's width over dp × tp = 3 ranks: 768 / 3 = 256.
   RankPlacement flat = RankPlacement::tensor_parallel(1);
   flat.moe_tp = 3;
-  CHECK(tensors_of(weights_placed(c, flat)).at("model.layers.0.mlp.experts.w13_weight").shape ==
+  CHECK(tensors_by_name(weights_placed(c, flat)).at("model.layers.0.mlp.experts.w13_weight").shape ==
         Shape{128, 2 * 256, 2048});
   // SGLang --tp 4 --ep-size 2: 64 experts per rank, each split over tp / ep = 2 ranks.
   RankPlacement sg = RankPlacement::tensor_parallel(4);
   sg.moe_ep = 2;
   sg.moe_tp = 2;
-  auto s = tensors_of(weights_placed(c, sg));
+  auto s = tensors_by_name(weights_placed(c, sg));
   CHECK(s.at("model.layers.0.mlp.experts.w13_weight").shape == Shape{64, 2 * 384, 2048});
   CHECK(s.at("model.layers.0.self_attn.qkv_proj.weight").shape == Shape{(8 + 2 * 1) * 128, 2048});
 }

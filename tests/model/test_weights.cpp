@@ -7,18 +7,14 @@
 #include "sim/model/catalogue.hpp"
 #include "sim/model/tensor_parallel.hpp"
 #include "sim/model/weights.hpp"
+#include "tests/model/weight_tensors.hpp"
 
 using namespace headroom;
 using namespace headroom::model;
+using headroom::test::tensors_by_name;
 using Shape = std::vector<std::int64_t>;
 
 namespace {
-
-std::map<std::string, WeightTensor> by_name(const WeightList& w) {
-  std::map<std::string, WeightTensor> m;
-  for (const auto& t : w.tensors) m.emplace(t.name, t);
-  return m;
-}
 
 WeightList weights_at(const std::string& model, int tp) {
   WeightOptions o;
@@ -49,7 +45,7 @@ TEST_CASE("Llama-3.1-8B load order and shapes at TP 1") {
 }
 
 TEST_CASE("Llama-3.1-70B at TP 8 has one KV head per rank, at TP 16 it is replicated") {
-  auto tp8 = by_name(weights_at("Llama-3.1-70B", 8));
+  auto tp8 = tensors_by_name(weights_at("Llama-3.1-70B", 8));
   // 64 / 8 = 8 query heads and 8 / 8 = 1 KV head per rank.
   CHECK(tp8.at("model.layers.0.self_attn.qkv_proj.weight").shape == Shape{(8 + 2 * 1) * 128, 8192});
   CHECK(tp8.at("model.layers.0.self_attn.o_proj.weight").shape == Shape{8192, 8 * 128});
@@ -58,7 +54,7 @@ TEST_CASE("Llama-3.1-70B at TP 8 has one KV head per rank, at TP 16 it is replic
   CHECK(tp8.at("model.embed_tokens.weight").shape == Shape{128256 / 8, 8192});
   CHECK(tp8.at("model.layers.0.input_layernorm.weight").shape == Shape{8192});  // replicated
 
-  auto tp16 = by_name(weights_at("Llama-3.1-70B", 16));
+  auto tp16 = tensors_by_name(weights_at("Llama-3.1-70B", 16));
   // 4 query heads per rank; 8 KV heads on 16 ranks: each rank keeps one, shared by two ranks.
   CHECK(tp16.at("model.layers.0.self_attn.qkv_proj.weight").shape == Shape{(4 + 2 * 1) * 128, 8192});
   TensorParallelShard s = tensor_parallel_shard(catalogue_model("Llama-3.1-70B"), 16);
@@ -71,7 +67,7 @@ TEST_CASE("vocabulary is padded to a multiple of 64 before the TP split") {
   c.vocab = 32001;  // pads to 32064
   WeightOptions o;
   o.tp = 2;
-  auto w = by_name(model_weights(c, o));
+  auto w = tensors_by_name(model_weights(c, o));
   CHECK(w.at("model.embed_tokens.weight").shape == Shape{32064 / 2, 4096});
   CHECK(w.at("lm_head.weight").shape == Shape{32064 / 2, 4096});
   CHECK(tensor_parallel_shard(c, 1).vocab == 32064);
@@ -81,25 +77,25 @@ TEST_CASE("vocabulary is padded to a multiple of 64 before the TP split") {
 }
 
 TEST_CASE("Qwen2.5-7B carries q/k/v biases split with their projections") {
-  auto w = by_name(weights_at("Qwen2.5-7B", 4));
+  auto w = tensors_by_name(weights_at("Qwen2.5-7B", 4));
   CHECK(w.at("model.layers.0.self_attn.qkv_proj.bias").shape == Shape{(7 + 2 * 1) * 128});
   CHECK(w.count("model.layers.0.self_attn.o_proj.bias") == 0);
 }
 
 TEST_CASE("MoE experts are split by TP on their width and routers are replicated") {
-  auto q = by_name(weights_at("Qwen3-30B-A3B", 4));
+  auto q = tensors_by_name(weights_at("Qwen3-30B-A3B", 4));
   CHECK(q.at("model.layers.0.mlp.gate.weight").shape == Shape{128, 2048});
   CHECK(q.at("model.layers.0.mlp.experts.w13_weight").shape == Shape{128, 2 * 768 / 4, 2048});
   CHECK(q.at("model.layers.0.mlp.experts.w2_weight").shape == Shape{128, 2048, 768 / 4});
   CHECK(q.at("model.layers.0.self_attn.k_norm.weight").shape == Shape{128});
 
-  auto m = by_name(weights_at("Mixtral-8x7B", 8));
+  auto m = tensors_by_name(weights_at("Mixtral-8x7B", 8));
   CHECK(m.at("model.layers.31.mlp.experts.w13_weight").shape == Shape{8, 2 * 14336 / 8, 4096});
   CHECK(m.at("model.embed_tokens.weight").shape == Shape{32000 / 8, 4096});
 }
 
 TEST_CASE("DeepSeek-V3 MLA, dense prefix, shared expert and FP8 block scales at TP 8") {
-  auto w = by_name(weights_at("DeepSeek-V3", 8));
+  auto w = tensors_by_name(weights_at("DeepSeek-V3", 8));
   // Replicated down-projections to the q latent (1536) and the kv latent + rope key (576).
   CHECK(w.at("model.layers.0.self_attn.fused_qkv_a_proj.weight").shape == Shape{1536 + 576, 7168});
   CHECK(w.at("model.layers.0.self_attn.fused_qkv_a_proj.weight").dtype == DType::fp8);
@@ -187,7 +183,7 @@ TEST_CASE("published checkpoint sizes: bf16 Gemma-2-9B-it and Gemma-3-1B-it, emb
 }
 
 TEST_CASE("MXFP4 experts as vLLM allocates them: padded to 64 per rank, biases in bf16") {
-  auto w = by_name(weights_at("gpt-oss-20b", 1));
+  auto w = tensors_by_name(weights_at("gpt-oss-20b", 1));
   CHECK(w.at("model.layers.0.mlp.experts.w13_weight").shape == Shape{32, 2 * 2880, 2880 / 2});
   CHECK(w.at("model.layers.0.mlp.experts.w13_weight").dtype == DType::uint8);
   CHECK(w.at("model.layers.0.mlp.experts.w13_weight_scale").shape == Shape{32, 2 * 2880, 2880 / 32});
@@ -198,7 +194,7 @@ TEST_CASE("MXFP4 experts as vLLM allocates them: padded to 64 per rank, biases i
   CHECK(w.at("model.layers.0.self_attn.sinks").shape == Shape{64});
   CHECK(w.at("model.layers.0.self_attn.qkv_proj.weight").dtype == DType::bf16);  // attention unquantized
   // TP 4: 2880 / 4 = 720 per rank, padded to 768 (mxfp4.py round_up(..., 64)).
-  auto w4 = by_name(weights_at("gpt-oss-20b", 4));
+  auto w4 = tensors_by_name(weights_at("gpt-oss-20b", 4));
   CHECK(w4.at("model.layers.0.mlp.experts.w13_weight").shape == Shape{32, 2 * 768, 2880 / 2});
   CHECK(w4.at("model.layers.0.mlp.experts.w2_weight_scale").shape == Shape{32, 2880, 768 / 32});
   CHECK(w4.at("model.layers.0.self_attn.sinks").shape == Shape{16});
@@ -206,7 +202,7 @@ TEST_CASE("MXFP4 experts as vLLM allocates them: padded to 64 per rank, biases i
 
 TEST_CASE("INT4 GPTQ and AWQ layouts: packed int32 weights, zeros, group scales") {
   using M = WeightQuantization::Method;
-  auto g = by_name(model_weights(llama_8b_as(quantization(M::gptq, 4, 128), DType::fp16)));
+  auto g = tensors_by_name(model_weights(llama_8b_as(quantization(M::gptq, 4, 128), DType::fp16)));
   // qkv: out 6144, in 4096. GPTQ packs 8 values of a column along the input.
   CHECK(g.at("model.layers.0.self_attn.qkv_proj.qweight").shape == Shape{4096 / 8, 6144});
   CHECK(g.at("model.layers.0.self_attn.qkv_proj.qweight").dtype == DType::int32);
@@ -215,7 +211,7 @@ TEST_CASE("INT4 GPTQ and AWQ layouts: packed int32 weights, zeros, group scales"
   CHECK(g.at("model.layers.0.self_attn.qkv_proj.scales").shape == Shape{4096 / 128, 6144});
   CHECK(g.at("model.layers.0.self_attn.qkv_proj.scales").dtype == DType::fp16);
   CHECK(g.at("lm_head.weight").dtype == DType::fp16);  // the head stays unquantized
-  auto a = by_name(model_weights(llama_8b_as(quantization(M::awq, 4, 128), DType::fp16)));
+  auto a = tensors_by_name(model_weights(llama_8b_as(quantization(M::awq, 4, 128), DType::fp16)));
   // AWQ packs along the output.
   CHECK(a.at("model.layers.0.mlp.down_proj.qweight").shape == Shape{14336, 4096 / 8});
   CHECK(a.at("model.layers.0.mlp.down_proj.qzeros").shape == Shape{14336 / 128, 4096 / 8});
@@ -235,7 +231,7 @@ TEST_CASE("INT4 GPTQ and AWQ layouts: packed int32 weights, zeros, group scales"
 TEST_CASE("compressed-tensors W4A16 (pack-quantized): weight_packed along the input, group scales, weight_shape") {
   using M = WeightQuantization::Method;
   // RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16: INT4, symmetric, groups of 128, bf16.
-  auto w = by_name(model_weights(llama_8b_as(quantization(M::wna16, 4, 128))));
+  auto w = tensors_by_name(model_weights(llama_8b_as(quantization(M::wna16, 4, 128))));
   CHECK(w.at("model.layers.0.self_attn.qkv_proj.weight_packed").shape == Shape{6144, 4096 / 8});
   CHECK(w.at("model.layers.0.self_attn.qkv_proj.weight_packed").dtype == DType::int32);
   CHECK(w.at("model.layers.0.self_attn.qkv_proj.weight_scale").shape == Shape{6144, 4096 / 128});
@@ -251,14 +247,14 @@ TEST_CASE("compressed-tensors W4A16 (pack-quantized): weight_packed along the in
   CHECK(checkpoint_bytes(llama_8b_as(quantization(M::wna16, 4, 128))) == 5'700'593'664);
   // Channel scales ([out, 1]) and actorder group (a g_idx per input row; scales of a row-parallel
   // layer whole on every rank, marlin_repeat_scales_on_all_ranks).
-  auto ch = by_name(model_weights(llama_8b_as(quantization(M::wna16, 8, 0))));
+  auto ch = tensors_by_name(model_weights(llama_8b_as(quantization(M::wna16, 8, 0))));
   CHECK(ch.at("model.layers.0.mlp.down_proj.weight_packed").shape == Shape{4096, 14336 / 4});
   CHECK(ch.at("model.layers.0.mlp.down_proj.weight_scale").shape == Shape{4096, 1});
   WeightQuantization ordered = quantization(M::wna16, 4, 128);
   ordered.act_order = true;
   WeightOptions tp2;
   tp2.tp = 2;
-  auto o = by_name(model_weights(llama_8b_as(ordered), tp2));
+  auto o = tensors_by_name(model_weights(llama_8b_as(ordered), tp2));
   CHECK(o.at("model.layers.0.mlp.down_proj.weight_scale").shape == Shape{4096, 14336 / 128});
   CHECK(o.at("model.layers.0.mlp.down_proj.weight_g_idx").shape == Shape{7168});
   CHECK(o.at("model.layers.0.mlp.gate_up_proj.weight_scale").shape == Shape{14336, 4096 / 128});
@@ -273,10 +269,10 @@ TEST_CASE("GPTQ act-order keeps a row-parallel layer's scales whole on every ran
   WeightQuantization q = quantization(M::gptq, 4, 128);
   WeightOptions tp2;
   tp2.tp = 2;
-  auto plain = by_name(model_weights(llama_8b_as(q), tp2));
+  auto plain = tensors_by_name(model_weights(llama_8b_as(q), tp2));
   CHECK(plain.at("model.layers.0.self_attn.o_proj.scales").shape == Shape{2048 / 128, 4096});
   q.act_order = true;  // gptq_marlin.py marlin_repeat_scales_on_all_ranks
-  auto ordered = by_name(model_weights(llama_8b_as(q), tp2));
+  auto ordered = tensors_by_name(model_weights(llama_8b_as(q), tp2));
   CHECK(ordered.at("model.layers.0.self_attn.o_proj.scales").shape == Shape{4096 / 128, 4096});
   CHECK(ordered.at("model.layers.0.self_attn.qkv_proj.scales").shape == Shape{4096 / 128, 3072});  // column-parallel
 }
@@ -285,13 +281,13 @@ TEST_CASE("FP8 per-tensor and per-channel scales, NVFP4 blocks") {
   using M = WeightQuantization::Method;
   WeightQuantization t = quantization(M::fp8_tensor);
   t.static_input_scale = true;
-  auto ft = by_name(model_weights(llama_8b_as(t)));
+  auto ft = tensors_by_name(model_weights(llama_8b_as(t)));
   CHECK(ft.at("model.layers.0.self_attn.qkv_proj.weight").dtype == DType::fp8);
   // One float32 scale per fused logical weight (q, k, v), and one input scale each.
   CHECK(ft.at("model.layers.0.self_attn.qkv_proj.weight_scale").shape == Shape{3});
   CHECK(ft.at("model.layers.0.self_attn.qkv_proj.input_scale").shape == Shape{3});
   CHECK(ft.at("model.layers.0.mlp.gate_up_proj.weight_scale").shape == Shape{2});
-  auto fc = by_name(model_weights(llama_8b_as(quantization(M::fp8_channel))));
+  auto fc = tensors_by_name(model_weights(llama_8b_as(quantization(M::fp8_channel))));
   CHECK(fc.at("model.layers.0.self_attn.qkv_proj.weight_scale").shape == Shape{6144, 1});
   CHECK(fc.count("model.layers.0.self_attn.qkv_proj.input_scale") == 0);
   // Worked totals: one byte per linear weight, bf16 embeddings, head and norms, float32 scales.
@@ -302,7 +298,7 @@ TEST_CASE("FP8 per-tensor and per-channel scales, NVFP4 blocks") {
   // input_scale F32 scalars (one per logical weight: gate and up fused here give two).
   ModelConfig r1 = catalogue_model("DeepSeek-R1");
   r1.quantization = quantization(M::nvfp4, 0, 16);
-  auto n = by_name(model_weights(r1));
+  auto n = tensors_by_name(model_weights(r1));
   CHECK(n.at("model.layers.3.mlp.experts.w2_weight").shape == Shape{256, 7168, 1024});
   CHECK(n.at("model.layers.3.mlp.experts.w2_weight").dtype == DType::uint8);
   CHECK(n.at("model.layers.3.mlp.experts.w2_weight_scale").shape == Shape{256, 7168, 128});

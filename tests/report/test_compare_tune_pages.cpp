@@ -21,30 +21,19 @@
 #include "sim/engine/startup_result.hpp"
 #include "sim/report/run_report.hpp"
 #include "sim/report/tune_report_page.hpp"
+#include "tests/support/report_page.hpp"
 #include "tests/support/test_data.hpp"
 
 using namespace headroom;
 using namespace headroom::report;
+using headroom::test::view;
+using headroom::test::view_ids;
+using headroom::test::write;
 namespace fs = std::filesystem;
 
 namespace {
 
 const std::string kHostile = "<script>window.__injected = 1</script>";
-
-void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
-
-std::vector<std::string> view_ids(const nlohmann::json& page) {
-  std::vector<std::string> ids;
-  for (const auto& v : page["views"]) ids.push_back(v["id"]);
-  return ids;
-}
-
-const nlohmann::json& view(const nlohmann::json& page, const std::string& id) {
-  for (const auto& v : page["views"])
-    if (v["id"] == id) return v;
-  FAIL("no view " << id);
-  throw;
-}
 
 // A compare folder as the command writes it: the baseline OOMs while serving at 2.5 s, a policy with
 // markup in its label serves cleanly with fewer KV tokens, and a third fails to start.

@@ -18,28 +18,17 @@
 #include "sim/report/output_files.hpp"
 #include "sim/report/run_report.hpp"
 #include "sim/report/run_report_page.hpp"
+#include "tests/support/report_page.hpp"
 #include "tests/support/test_data.hpp"
 
 using namespace headroom;
 using namespace headroom::report;
+using headroom::test::view;
+using headroom::test::view_ids;
+using headroom::test::write;
 namespace fs = std::filesystem;
 
 namespace {
-
-void write_text(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
-
-std::vector<std::string> run_view_ids(const nlohmann::json& page) {
-  std::vector<std::string> ids;
-  for (const auto& v : page["views"]) ids.push_back(v["id"]);
-  return ids;
-}
-
-const nlohmann::json& run_view(const nlohmann::json& page, const std::string& id) {
-  for (const auto& v : page["views"])
-    if (v["id"] == id) return v;
-  FAIL("no view " << id);
-  throw;
-}
 
 // An 80 GiB device, 1 GiB non-torch, a 72 GiB budget; three steps, the second one's logits take free
 // memory to 6 GiB with 73 GiB reserved (1 GiB over the budget).
@@ -81,8 +70,8 @@ fs::path run_folder() {
                       {"requests", {{"arrived", 3}, {"completed", 3}}},
                       {"verdict", {{"text", "vLLM serves all 3 requests"}}}};
   s["headroom"] = headroom_json(c, 1LL << 30, MemoryBudget{72LL << 30, "gpu_memory_utilization 0.9 × capacity"});
-  write_text(dir / "summary.json", s.dump(2));
-  write_text(dir / "scenario.resolved.yaml", "name: page\n");
+  write(dir / "summary.json", s.dump(2));
+  write(dir / "scenario.resolved.yaml", "name: page\n");
   return dir;
 }
 
@@ -94,9 +83,9 @@ TEST_CASE("the run page puts the headroom line on top and draws free memory and 
   CHECK(page["header"]["headroom"] ==
         "6.00 GiB free on the device at the lowest, at 1.000 s (step 1, allocating logits of 1.00 GiB); the process "
         "then 2.00 GiB over the memory budget");  // 72 − (1 + 73)
-  CHECK(run_view_ids(page) == std::vector<std::string>{"headroom", "memory", "kv", "fragmentation", "load"});
+  CHECK(view_ids(page) == std::vector<std::string>{"headroom", "memory", "kv", "fragmentation", "load"});
 
-  const nlohmann::json& h = run_view(page, "headroom");
+  const nlohmann::json& h = view(page, "headroom");
   CHECK(h["type"] == "lines");
   CHECK(h["y_from_data"] == true);  // zoomed to where the lines move, not from 0
   CHECK(h["group"] == "time");
@@ -112,7 +101,7 @@ TEST_CASE("the run page puts the headroom line on top and draws free memory and 
   CHECK(h["marks"][0]["y"] == double(6LL << 30));
   CHECK(h["marks"][0]["message"] == page["header"]["headroom"]);
 
-  const nlohmann::json& kv = run_view(page, "kv");
+  const nlohmann::json& kv = view(page, "kv");
   CHECK(kv["series"][0]["values"] == nlohmann::json({1000.0, 250000.0, 4000.0}));
   CHECK(kv["series"][1]["constant"] == 400000.0);
   CHECK(kv["series"][1]["reference"] == true);
@@ -122,17 +111,17 @@ TEST_CASE("a run folder written before the headroom figures draws without them, 
   const fs::path dir = run_folder();
   nlohmann::json s = nlohmann::json::parse(std::ifstream(dir / "summary.json"));
   s.erase("headroom");
-  write_text(dir / "summary.json", s.dump(2));
+  write(dir / "summary.json", s.dump(2));
   nlohmann::json page = run_report_page(OutputFolder(dir));
   CHECK_FALSE(page["header"].contains("headroom"));
-  CHECK(run_view_ids(page) == std::vector<std::string>{"memory", "kv", "fragmentation", "load"});
+  CHECK(view_ids(page) == std::vector<std::string>{"memory", "kv", "fragmentation", "load"});
   // Before the verdict object (issue 16), summary.json's verdict was its text.
   s["verdict"] = "vLLM serves all 3 requests";
-  write_text(dir / "summary.json", s.dump(2));
+  write(dir / "summary.json", s.dump(2));
   CHECK(run_report_page(OutputFolder(dir))["header"]["verdict"] == "vLLM serves all 3 requests");
 
   s["headroom"] = {{"min_free_bytes", "six"}};
-  write_text(dir / "summary.json", s.dump(2));
+  write(dir / "summary.json", s.dump(2));
   CHECK_THROWS_AS(run_report_page(OutputFolder(dir)), InputError);
   CHECK_THROWS_WITH(run_report_page(OutputFolder(dir)),
                     Catch::Contains("summary.json: headroom: expected {min_free_bytes, at_s, step, allocation"));
