@@ -2,7 +2,7 @@
 // a chunked prefill, decodes first in the plan, max_num_seqs, preemption of the newest by
 // recompute and its resumption, FCFS admission, prefix hits from Mooncake-style hash lists,
 // max_model_len, dropped steps, bad limits; and a seeded property run checking the invariants after
-// every step until every request has finished.
+// every step (every fourth under the sanitizers) until every request has finished.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/engine/vllm_scheduler.hpp"
+#include "tests/support/sanitizers.hpp"
 
 using namespace headroom;
 using namespace headroom::engine;
@@ -465,7 +466,10 @@ TEST_CASE("vLLM scheduler: random traffic keeps every invariant and every reques
           prompts += prompt;
         }
         loop.sched.schedule(loop.now, loop.plan);
-        loop.sched.check_invariants();
+        // Every step's invariants in Release; every fourth step's under the sanitizers, where the
+        // checks' walks over every block and request are most of a 35 s test.
+        const bool check = !headroom::test::kSanitized || steps % 4 == 0;
+        if (check) loop.sched.check_invariants();
         const StepPlan& p = loop.plan;
         loop.reported_aborted.insert(loop.reported_aborted.end(), p.aborted.begin(), p.aborted.end());
         REQUIRE(p.total_tokens <= l.max_num_batched_tokens);
@@ -481,7 +485,7 @@ TEST_CASE("vLLM scheduler: random traffic keeps every invariant and every reques
         loop.now += 0.004 + 2e-5 * static_cast<double>(p.total_tokens);
         loop.finished.clear();
         loop.sched.complete_step(p, loop.now, loop.finished);
-        loop.sched.check_invariants();
+        if (check) loop.sched.check_invariants();
         for (const ScheduledRequest& s : p.scheduled) sampled += s.samples ? 1 : 0;
         REQUIRE(++steps < 2000000);
       }
