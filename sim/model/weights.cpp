@@ -65,7 +65,9 @@ class WeightBuilder {
     // Under pipeline parallelism a stage builds only its own layers (vllm models/utils.py
     // make_layers: PPMissingLayer elsewhere); the embedding, final norm and lm_head where
     // TensorParallelShard places them.
-    if (shard_.has_embedding && c_.vision.layers > 0) vision_tower();
+    // Llama4ForConditionalGeneration.__init__ builds the vision tower and projector first, on every
+    // pipeline stage (mllama4.py: not behind a pipeline-rank check).
+    if (c_.vision.layers > 0) vision_tower();
     if (shard_.has_embedding) embedding("model.embed_tokens");
     for (int l = shard_.first_layer; l < shard_.end_layer; ++l) decoder_layer(fmt::format("model.layers.{}.", l), l);
     if (shard_.has_lm_head) {
@@ -332,8 +334,9 @@ class WeightBuilder {
 
   // Llama 4's vision tower, pixel-shuffle adapter and multimodal projector as vLLM builds them
   // (vllm/model_executor/models/mllama4.py Llama4VisionModel, Llama4MultiModalProjector) with the
-  // default mm_encoder_tp_mode "weights": sharded like the decoder's linear layers, without a
-  // quant_config (the model dtype); LayerNorms with weight and bias.
+  // encoder not data-parallel (enable_multimodal_encoder_data_parallel off, the default): sharded
+  // like the decoder's linear layers; built with quant_config None (the model dtype); LayerNorms
+  // with weight and bias.
   void vision_tower() {
     const VisionTower& v = c_.vision;
     const std::string p = "vision_model.";

@@ -110,6 +110,15 @@ TEST_CASE("Llama 4 weights at TP 4: feed_forward experts, shared_expert and rout
   CHECK(w.at("vision_model.vision_adapter.mlp.fc1.weight").shape == Shape{1024, 5632});
   CHECK(w.at("vision_model.positional_embedding_vlm").shape == Shape{577, 1408});
   CHECK(w.at("multi_modal_projector.linear_1.weight").shape == Shape{1280, 4096});
+  // Pipeline parallel 2: the second stage holds no embedding but the whole vision tower again
+  // (mllama4.py builds it on every stage).
+  WeightOptions pp2;
+  pp2.placement = RankPlacement::tensor_parallel(1);
+  pp2.placement->pp = 2;
+  pp2.placement->pp_rank = 1;
+  auto second = headroom::test::tensors_by_name(model_weights(catalogue_model(kScoutId), pp2));
+  CHECK(second.count("model.embed_tokens.weight") == 0);
+  CHECK(second.at("vision_model.model.layers.33.mlp.fc2.weight").shape == Shape{1408, 5632});
   // Maverick's even layers are dense: feed_forward.gate_up_proj [2 × 16384 / 4, 5120].
   auto m = headroom::test::tensors_by_name(model_weights(catalogue_model("Llama-4-Maverick-17B-128E-Instruct"), tp4));
   CHECK(m.at("model.layers.0.feed_forward.gate_up_proj.weight").shape == Shape{2 * 4096, 5120});
