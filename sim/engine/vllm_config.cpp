@@ -161,9 +161,9 @@ std::vector<FilledDefault> resolve(VllmConfig& c, const Deployment& d) {
                                                    "simulator models only for vLLM current (the hybrid KV-cache manager)",
                                                    version.name, d.model.name));
   // Chunked local attention (Llama 4) as a KV cache group of its own is current's
-  // (ChunkedLocalAttentionManager, vllm/v1/core/single_type_kv_cache_manager.py); 0.10 turned the
-  // hybrid manager off for it (PR #21761, VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE "0"),
-  // which is not modelled for the earlier lines.
+  // (ChunkedLocalAttentionManager, vllm/v1/core/single_type_kv_cache_manager.py); within the 0.10
+  // line it is on in 0.10.0 and off from 0.10.1 (PR #21761,
+  // VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE "0"), so the earlier lines are not modelled.
   if (!version.models_mla_and_sliding_window && model::has_chunked_attention(d.model))
     throw EngineConfigError("version", fmt::format("vllm version {}: model '{}' has chunked local attention layers, "
                                                    "which this simulator models only for vLLM current",
