@@ -168,7 +168,9 @@ void run_model(const ModelArgs& a) {
                      {"bytes_per_token", kv.bytes_per_token},
                      {"bytes_per_token_per_layer", kv.bytes_per_token_per_layer},
                      {"sliding_window", config.sliding_window},
-                     {"sliding_window_layers", config.sliding_layers.size()}};
+                     {"sliding_window_layers", config.sliding_layers.size()},
+                     {"attention_chunk_size", config.attention_chunk},
+                     {"chunked_local_layers", config.chunked_layers.size()}};
     j["step"] = {{"tokens", shape.tokens}, {"seqs", shape.seqs}, {"decode_seqs", shape.decode_seqs}};
     auto program_json = [](const Measured& m, const model::AllocationProgram& p) {
       return nlohmann::json{{"requested_peak_bytes", m.figures.peak},
@@ -212,6 +214,10 @@ void run_model(const ModelArgs& a) {
     fmt::print("  sliding window   {} of {} layers attend to the last {} tokens (vLLM: their own KV cache groups, blocks "
                "freed as they leave the window)\n",
                config.sliding_layers.size(), config.layers, config.sliding_window);
+  if (model::has_chunked_attention(config))
+    fmt::print("  chunked local    {} of {} layers attend within their chunk of {} tokens (vLLM: their own KV cache "
+               "groups, blocks before the current chunk freed)\n",
+               config.chunked_layers.size(), config.layers, config.attention_chunk);
   fmt::print("  step             {} over {}: {} decoding, {} prefill tokens\n",
              count_text(shape.tokens, "token", "tokens"), count_text(shape.seqs, "sequence", "sequences"),
              shape.decode_seqs, shape.tokens - shape.decode_seqs);

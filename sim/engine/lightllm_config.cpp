@@ -48,6 +48,11 @@ std::vector<FilledDefault> resolve(LightllmConfig& c, const Deployment& d) {
     throw EngineConfigError("kind", fmt::format("lightllm: model '{}' has sliding-window layers; LightLLM serves no "
                                                  "such {} model (lightllm/models/ has no model file for it)",
                                                  d.model.name, model::architecture_name(d.model.architecture)));
+  // ModelTC/lightllm lightllm/models/ has no llama4 model file.
+  if (d.model.architecture == model::Architecture::llama4)
+    throw EngineConfigError("kind", fmt::format("lightllm: model '{}' (llama4): LightLLM serves no Llama 4 model "
+                                                 "(lightllm/models/ has no model file for it)",
+                                                 d.model.name));
   require_range("lightllm", "running_max_req_size", c.running_max_req_size, 1, limits::kMaxRunningRequests);
   require_range("lightllm", "max_req_total_len", c.max_req_total_len, 1, limits::kMaxContextTokens);
   require_range("lightllm", "chunked_prefill_size", c.chunked_prefill_size, 1, limits::kMaxBatchTokens);

@@ -75,11 +75,12 @@ void PagedKvCache::HashIndex::erase(std::uint64_t hash) {
 // ---------------------------------------------------------------------------------------------
 
 PagedKvCache::PagedKvCache(std::uint32_t num_blocks, Tokens block_size, bool enable_caching,
-                           std::vector<Tokens> group_windows)
+                           std::vector<Tokens> group_windows, bool chunked_local)
     : num_blocks_(num_blocks),
       block_size_(block_size),
       caching_(enable_caching),
       windows_(std::move(group_windows)),
+      chunked_(chunked_local),
       index_(num_blocks) {
   if (num_blocks < 2)
     throw InputError("vLLM KV cache: num_blocks must be at least 2 (block 0 is the null block), got " +
@@ -244,9 +245,10 @@ std::size_t PagedKvCache::blocks_held(RequestId id) const {
 }
 
 std::size_t PagedKvCache::skipped_blocks(std::size_t group, Tokens computed) const {
-  // SlidingWindowManager.get_num_skipped_tokens: max(0, computed − window + 1); full attention none.
+  // SlidingWindowManager.get_num_skipped_tokens: max(0, computed − window + 1); full attention none;
+  // ChunkedLocalAttentionManager.get_num_skipped_tokens: floor(computed / chunk) × chunk.
   if (!sliding(group)) return 0;
-  const Tokens skipped = computed - windows_[group] + 1;
+  const Tokens skipped = chunked_ ? computed / windows_[group] * windows_[group] : computed - windows_[group] + 1;
   return skipped > 0 ? static_cast<std::size_t>(skipped / block_size_) : 0;
 }
 
@@ -316,6 +318,28 @@ std::size_t PagedKvCache::sliding_window_hit(std::size_t max_blocks) {
   return hit;
 }
 
+std::size_t PagedKvCache::chunked_local_hit(std::size_t max_blocks) {
+  // ChunkedLocalAttentionManager.find_longest_cache_hit with max_length = max_blocks × block: the
+  // blocks before the chunk max_length lies in are hits without a lookup (null blocks); from that
+  // chunk's start, the blocks cached in every chunked group in a row.
+  const Tokens max_length = static_cast<Tokens>(max_blocks) * block_size_;
+  const auto start = static_cast<std::size_t>(max_length / sliding_window_ * sliding_window_ / block_size_);
+  std::size_t hit = start;
+  for (std::size_t i = start; i < max_blocks; ++i) {
+    bool all = true;
+    for (std::size_t g = 0; g < windows_.size() && all; ++g)
+      if (sliding(g)) all = index_.find(group_key(chain_[i], g)) != HashIndex::kNone;
+    if (!all) break;
+    hit = i + 1;
+  }
+  for (std::size_t g = 0; g < windows_.size(); ++g) {
+    if (!sliding(g)) continue;
+    for (std::size_t i = 0; i < hit; ++i)
+      pending_blocks_[g].push_back(i < start ? kNullBlock : index_.find(group_key(chain_[i], g)));
+  }
+  return hit;
+}
+
 Tokens PagedKvCache::find_cached_prefix(const KvRequest& req) {
   if (const RequestState* s = state_of(req.id); s && !s->tables[0].empty())
     throw std::logic_error("PagedKvCache: request " + std::to_string(req.id) +
@@ -335,7 +359,7 @@ Tokens PagedKvCache::find_cached_prefix(const KvRequest& req) {
   std::size_t hit = full_attention_hit(req, max_blocks);
   if (sliding_window_ > 0) {
     // Within the full-attention hit; the full-attention hit is then cut to the sliding one.
-    hit = sliding_window_hit(hit);
+    hit = chunked_ ? chunked_local_hit(hit) : sliding_window_hit(hit);
     for (std::size_t g = 0; g < windows_.size(); ++g)
       if (!sliding(g)) pending_blocks_[g].resize(hit);
   }

@@ -21,6 +21,10 @@
 //    place; its prefix hit needs cdiv(window − 1, block) cached blocks in a row at the end
 //    (SlidingWindowManager.find_longest_cache_hit), looked for within the full-attention hit,
 //    which is then cut to it (HybridKVCacheCoordinator.find_longest_cache_hit).
+//  - Chunked local attention (Llama 4; ChunkedLocalAttentionManager) in place of the sliding
+//    window: the blocks wholly before the current chunk (floor(computed / chunk) × chunk tokens)
+//    are freed; its prefix hit takes the blocks before the chunk the hit ends in as hits (null
+//    blocks) and then needs the blocks from that chunk's start cached in a row.
 //
 // Allocation-free once warm: block arrays, the free queue and the hash index are sized at
 // construction; per-request tables are recycled; the request-id index holds the window of live
@@ -50,9 +54,10 @@ class PagedKvCache {
 
   // Throws InputError unless num_blocks >= 2 and block_size >= 1. `group_windows`: one entry per
   // KV cache group, 0 for full attention or the group's sliding window in tokens; at most one
-  // window size (vLLM's coordinator takes full attention plus one other kind).
+  // window size (vLLM's coordinator takes full attention plus one other kind). `chunked_local`:
+  // the non-zero windows are attention chunks (chunked local attention) rather than sliding windows.
   PagedKvCache(std::uint32_t num_blocks, Tokens block_size = 16, bool enable_caching = true,
-               std::vector<Tokens> group_windows = {0});
+               std::vector<Tokens> group_windows = {0}, bool chunked_local = false);
 
   // vLLM KVCacheManager.get_computed_blocks: tokens of the longest run of leading full blocks
   // whose hashes are cached, counting at most num_tokens − 1 tokens ("when all tokens hit the
@@ -85,6 +90,7 @@ class PagedKvCache {
   Tokens block_size() const { return block_size_; }
   std::size_t num_groups() const { return windows_.size(); }
   Tokens group_window(std::size_t group) const { return windows_.at(group); }
+  bool chunked_local() const { return chunked_; }
   bool caching_enabled() const { return caching_; }
   // Free-queue length: never-used blocks plus cached blocks nobody references (vLLM
   // BlockPool.get_num_free_blocks).
@@ -156,6 +162,7 @@ class PagedKvCache {
   // The longest run of leading full blocks cached in every group of a kind, searched as vLLM does.
   std::size_t full_attention_hit(const KvRequest& req, std::size_t max_blocks);
   std::size_t sliding_window_hit(std::size_t max_blocks);
+  std::size_t chunked_local_hit(std::size_t max_blocks);
   RequestState* state_of(RequestId id);
   const RequestState* state_of(RequestId id) const;
   RequestState& new_state(RequestId id);
@@ -172,6 +179,7 @@ class PagedKvCache {
   std::vector<Tokens> windows_;  // per group: 0 full attention, else the sliding window
   bool any_full_ = false;
   Tokens sliding_window_ = 0;    // the one window of the sliding groups, 0 when none
+  bool chunked_ = false;         // the sliding groups are chunked local attention, windows their chunks
 
   std::vector<std::uint32_t> ref_;
   std::vector<std::uint8_t> hashed_;

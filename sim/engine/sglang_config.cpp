@@ -185,6 +185,14 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
     throw EngineConfigError("attention_backend", fmt::format("sglang attention_backend: aiter's MLA path is not modelled (model '{}' uses MLA); "
                                  "use flashinfer",
                                  d.model.name));
+  // Llama 4 is one of model_config.py is_hybrid_swa_model's architectures: its chunked layers go to
+  // the SWA pool with attention_chunk_size as the window (ModelConfig::chunked_layers, attention_chunk).
+  if (model::has_chunked_attention(d.model))
+    throw EngineConfigError(
+        "kind",
+        fmt::format("sglang: model '{}' (llama4) is served with SGLang's SWA pool (SWAKVPool, SWARadixCache) for its "
+                    "chunked local attention layers; that pool is not modelled (vLLM's hybrid KV-cache manager is)",
+                    d.model.name));
   if (model::has_sliding_window(d.model)) {
     // SGLang gives a pool of its own to the sliding-window layers (SWAKVPool, --swa-full-tokens-ratio)
     // only for the architectures of model_config.py is_hybrid_swa_model: GptOssForCausalLM, Llama 4,

@@ -127,6 +127,7 @@ struct StartupResult {
   // vLLM's KV cache groups (vllm_kv_cache_groups.hpp): 0 for full attention, else the group's
   // sliding window; kv_blocks is one pool shared by the groups.
   std::vector<std::int64_t> kv_group_windows = {0};
+  bool kv_groups_chunked = false;      // the non-zero windows are attention chunks (Llama 4)
   std::int64_t max_running_requests = 0;
   std::vector<int> graph_batch_sizes;  // captured sizes, ascending
   StartupBytes bytes;

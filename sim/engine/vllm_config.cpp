@@ -160,6 +160,22 @@ std::vector<FilledDefault> resolve(VllmConfig& c, const Deployment& d) {
     throw EngineConfigError("version", fmt::format("vllm version {}: model '{}' has sliding-window layers, which this "
                                                    "simulator models only for vLLM current (the hybrid KV-cache manager)",
                                                    version.name, d.model.name));
+  // Chunked local attention (Llama 4) as a KV cache group of its own is current's
+  // (ChunkedLocalAttentionManager, vllm/v1/core/single_type_kv_cache_manager.py); within the 0.10
+  // line it is on in 0.10.0 and off from 0.10.1 (PR #21761,
+  // VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE "0"), so the earlier lines are not modelled.
+  if (!version.models_mla_and_sliding_window && model::has_chunked_attention(d.model))
+    throw EngineConfigError("version", fmt::format("vllm version {}: model '{}' has chunked local attention layers, "
+                                                   "which this simulator models only for vLLM current",
+                                                   version.name, d.model.name));
+  // vllm/config/vllm.py: chunked local attention with an EAGLE drafter turns the hybrid manager
+  // off, other drafters keep it; the drafter is not modelled here, so neither is the choice.
+  if (model::has_chunked_attention(d.model) && c.num_speculative_tokens > 0 && !c.disable_hybrid_kv_cache_manager)
+    throw EngineConfigError("num_speculative_tokens",
+                            fmt::format("vllm num_speculative_tokens: model '{}' has chunked local attention layers, "
+                                        "whose KV cache groups vLLM keeps or drops by the drafter (off with EAGLE), "
+                                        "which is not modelled; set disable_hybrid_kv_cache_manager: true for EAGLE",
+                                        d.model.name));
   if (is_mla_backend(*c.attention_backend) != d.model.is_mla())
     throw EngineConfigError("attention_backend", fmt::format("vllm attention_backend: {} is {} backend, but model '{}' {}",
                                  vllm_attention_backend_name(*c.attention_backend),

@@ -57,12 +57,20 @@ std::int64_t vllm_request_blocks(const VllmKvCacheGroups& groups, std::int64_t m
   for (const VllmKvCacheGroup& g : groups.groups) {
     if (g.kind == model::AttentionKind::full) {
       blocks += ceil_div_tokens(max_model_len, block_size);
+    } else if (g.kind == model::AttentionKind::chunked_local) {
+      // ChunkedLocalAttentionSpec.max_memory_usage_bytes: the current chunk plus one step's tokens.
+      blocks += ceil_div_tokens(std::min(g.window + max_num_batched_tokens, max_model_len), block_size);
     } else {
       const std::int64_t tokens = std::min(g.window - 1 + max_num_batched_tokens, max_model_len);
       blocks += ceil_div_tokens(tokens, block_size) + 1;
     }
   }
   return blocks;
+}
+
+bool vllm_groups_chunked(const VllmKvCacheGroups& groups) {
+  return std::any_of(groups.groups.begin(), groups.groups.end(),
+                     [](const VllmKvCacheGroup& g) { return g.kind == model::AttentionKind::chunked_local; });
 }
 
 std::vector<Tokens> vllm_group_windows(const VllmKvCacheGroups& groups) {

@@ -3,7 +3,8 @@
 // manager; docs/serving-memory-model.md §1.2b; vllm-project/vllm vllm/v1/core/kv_cache_utils.py
 // get_kv_cache_groups, _get_kv_cache_groups_uniform_page_size, get_kv_cache_config_from_groups,
 // _max_memory_usage_bytes_from_groups, get_max_concurrency_for_kv_cache_config, commit 001cabc1b;
-// vllm/v1/kv_cache_interface.py FullAttentionSpec / SlidingWindowSpec.max_memory_usage_bytes).
+// vllm/v1/kv_cache_interface.py FullAttentionSpec / SlidingWindowSpec / ChunkedLocalAttentionSpec
+// .max_memory_usage_bytes).
 //
 // Layers are grouped by kind (attention_layers.hpp); each kind is split into groups of group_size
 // layers (the fewest layers of any kind, or the most when that is under 1.5 × the fewest), the
@@ -20,7 +21,7 @@ namespace headroom::engine {
 
 struct VllmKvCacheGroup {
   model::AttentionKind kind = model::AttentionKind::full;
-  Tokens window = 0;  // sliding_window; 0 for full attention
+  Tokens window = 0;  // sliding_window or attention_chunk_size; 0 for full attention
   int layers = 0;     // real layers in the group (group_size less padding)
   bool operator==(const VllmKvCacheGroup&) const = default;
 };
@@ -31,8 +32,8 @@ struct VllmKvCacheGroups {
   bool operator==(const VllmKvCacheGroups&) const = default;
 };
 
-// `hybrid_manager` false (--disable-hybrid-kv-cache-manager): sliding-window layers are sized as
-// full attention (unify_hybrid_kv_cache_specs), one group of every layer.
+// `hybrid_manager` false (--disable-hybrid-kv-cache-manager): sliding-window and chunked-local
+// layers are sized as full attention (unify_hybrid_kv_cache_specs), one group of every layer.
 // A pipeline stage groups only its own decoder layers [first_layer, end_layer): each worker builds
 // its KV cache spec from the attention layers it holds (vllm/v1/worker/gpu_model_runner.py
 // get_kv_cache_spec).
@@ -42,11 +43,16 @@ VllmKvCacheGroups vllm_kv_cache_groups(const model::ModelConfig& model, bool hyb
 
 // Blocks one request of max_model_len tokens may hold, summed over the groups: full attention
 // cdiv(max_model_len, block); a sliding window cdiv(min(window − 1 + max_num_batched_tokens,
-// max_model_len), block) + 1 (the window may start inside a block).
+// max_model_len), block) + 1 (the window may start inside a block); a chunked-local group
+// cdiv(min(attention_chunk_size + max_num_batched_tokens, max_model_len), block).
 std::int64_t vllm_request_blocks(const VllmKvCacheGroups& groups, std::int64_t max_model_len,
                                  std::int64_t max_num_batched_tokens, int block_size);
 
-// The sliding windows of the groups in order, 0 for full attention (PagedKvCache's groups).
+// Whether the non-full groups are chunked local attention (their windows are chunks).
+bool vllm_groups_chunked(const VllmKvCacheGroups& groups);
+
+// The sliding windows (or attention chunks) of the groups in order, 0 for full attention
+// (PagedKvCache's groups).
 std::vector<Tokens> vllm_group_windows(const VllmKvCacheGroups& groups);
 
 }  // namespace headroom::engine

@@ -94,7 +94,8 @@ void VllmScheduler::IdRing::pop_front() {
 
 VllmScheduler::VllmScheduler(const VllmSchedulerLimits& limits)
     : limits_(limits),
-      cache_(checked_num_blocks(limits), limits.block_size, limits.enable_prefix_caching, limits.group_windows) {
+      cache_(checked_num_blocks(limits), limits.block_size, limits.enable_prefix_caching, limits.group_windows,
+             limits.chunked_local) {
   // max_num_seqs bounds the running queue and a plan; reserve what a real deployment uses.
   const auto reserve = static_cast<std::size_t>(std::min<std::int64_t>(limits_.max_num_seqs, 4096));
   running_.reserve(reserve);
@@ -141,12 +142,15 @@ void VllmScheduler::add_request(std::uint64_t id) {
 Tokens VllmScheduler::most_blocks(Tokens tokens) const {
   // Full attention holds every block; a sliding window at most the window less one token plus one
   // step's tokens, and a block more where the window starts inside one (SlidingWindowSpec.
-  // max_memory_usage_bytes).
+  // max_memory_usage_bytes); a chunk at most the chunk plus one step's tokens
+  // (ChunkedLocalAttentionSpec.max_memory_usage_bytes).
   Tokens blocks = 0;
   for (Tokens w : limits_.group_windows)
     blocks += w == 0 ? blocks_for(tokens, limits_.block_size)
-                     : std::min(blocks_for(tokens, limits_.block_size),
-                                blocks_for(std::min(w - 1 + limits_.max_num_batched_tokens, tokens), limits_.block_size) + 1);
+              : limits_.chunked_local
+                  ? blocks_for(std::min(w + limits_.max_num_batched_tokens, tokens), limits_.block_size)
+                  : std::min(blocks_for(tokens, limits_.block_size),
+                             blocks_for(std::min(w - 1 + limits_.max_num_batched_tokens, tokens), limits_.block_size) + 1);
   return blocks;
 }
 
@@ -387,7 +391,9 @@ void VllmScheduler::check_invariants() const {
       // were freed then (remove_skipped_blocks): this step's, or at most a step's tokens ago.
       const Tokens window = cache_.group_window(g);
       const Tokens computed_then = in_flight[i] > 0 ? r.computed_tokens : r.computed_tokens - limits_.max_num_batched_tokens;
-      const Tokens skipped = window > 0 ? std::max<Tokens>(0, computed_then - window + 1) / bs : 0;
+      const Tokens skipped = window == 0             ? 0
+                             : limits_.chunked_local ? std::max<Tokens>(0, computed_then) / window * window / bs
+                                                     : std::max<Tokens>(0, computed_then - window + 1) / bs;
       for (Tokens k = 0; k < static_cast<Tokens>(group_blocks.size()); ++k) {
         const PagedKvCache::BlockId b = group_blocks[static_cast<std::size_t>(k)];
         if (k < skipped && b != PagedKvCache::kNullBlock)

@@ -46,6 +46,8 @@ struct VllmSchedulerLimits {
   // The KV cache groups (vllm_kv_cache_groups.hpp): 0 for full attention, else the group's sliding
   // window; one full-attention group for a uniform model.
   std::vector<Tokens> group_windows = {0};
+  // The non-full groups are chunked local attention (Llama 4): their windows are attention chunks.
+  bool chunked_local = false;
 };
 
 // The limits from a resolved VllmConfig (resolve() filled every optional) and the block count

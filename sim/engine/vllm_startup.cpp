@@ -183,6 +183,7 @@ class VllmStartup {
     layers_ = groups_.group_size;
     num_groups_ = static_cast<std::int64_t>(groups_.groups.size());
     r_.kv_group_windows = vllm_group_windows(groups_);
+    r_.kv_groups_chunked = vllm_groups_chunked(groups_);
     // The first GEMM (the profile run, or a policy's own first forward) creates the cuBLAS workspaces.
     initialise_cublas(r_.memory, d_);
     return directives_.kv_sizer ? policy_decides_kv() : profile_run();

@@ -63,6 +63,7 @@ const EngineTraits& vllm_traits() {
       .make_scheduler = [](const StartupResult& st) -> std::unique_ptr<Scheduler> {
         VllmSchedulerLimits limits = vllm_scheduler_limits(of(st.config), st.kv_blocks);
         limits.group_windows = st.kv_group_windows;
+        limits.chunked_local = st.kv_groups_chunked;
         return std::make_unique<VllmScheduler>(limits);
       },
       .command_line = vllm_command_line,

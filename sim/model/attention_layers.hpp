@@ -9,11 +9,13 @@
 
 namespace headroom::model {
 
-enum class AttentionKind { full, sliding_window };
+// chunked_local: Llama 4's RoPE layers attend within their attention_chunk_size-token chunk only
+// (vLLM ChunkedLocalAttention; SGLang gives them its SWA pool with the chunk as the window).
+enum class AttentionKind { full, sliding_window, chunked_local };
 
 struct AttentionLayers {
   AttentionKind kind = AttentionKind::full;
-  int window = 0;           // sliding_window tokens; 0 for full attention
+  int window = 0;           // sliding_window or attention_chunk_size tokens; 0 for full attention
   std::vector<int> layers;  // decoder layers (0-based), ascending
   bool operator==(const AttentionLayers&) const = default;
 };
@@ -23,5 +25,6 @@ struct AttentionLayers {
 std::vector<AttentionLayers> attention_layer_kinds(const ModelConfig& config);
 
 inline bool has_sliding_window(const ModelConfig& config) { return !config.sliding_layers.empty(); }
+inline bool has_chunked_attention(const ModelConfig& config) { return !config.chunked_layers.empty(); }
 
 }  // namespace headroom::model

@@ -212,6 +212,38 @@ ModelConfig gemma_3_1b() {
   return c;
 }
 
+// Llama 4 (meta-llama/Llama-4-Scout-17B-16E-Instruct and Llama-4-Maverick-17B-128E-Instruct
+// config.json, Llama4ForConditionalGeneration): text_config 48 layers of 5120, 40 query and 8 KV
+// heads of 128, experts of 8192 plus a shared one, dense layers of 16384 (intermediate_size_mlp),
+// attention_chunk_size 8192 with every fourth layer NoPE (no_rope_layers [1,1,1,0,...]: full
+// attention); vision_config 34 layers of 1408 (16 heads, MLP 5632), 336-pixel images in 14-pixel
+// patches, projector 4096 -> 4096, vision_output_dim 4096, no projector bias.
+ModelConfig llama_4(std::string name, int experts, int moe_layer_step, std::int64_t max_position) {
+  ModelConfig c;
+  c.name = std::move(name);
+  c.architecture = Architecture::llama4;
+  c.layers = 48;
+  c.hidden = 5120;
+  c.intermediate = 16384;
+  c.heads = 40;
+  c.kv_heads = 8;
+  c.head_dim = 128;
+  c.vocab = 202048;
+  c.max_position = max_position;
+  c.experts = experts;
+  c.experts_per_token = 1;
+  c.moe_intermediate = 8192;
+  c.shared_experts = 1;
+  c.moe_layer_step = moe_layer_step;
+  c.attention_chunk = 8192;
+  for (int l = 0; l < c.layers; ++l)
+    if ((l + 1) % 4 != 0) c.chunked_layers.push_back(l);
+  c.vision = VisionTower{.layers = 34, .hidden = 1408, .intermediate = 5632, .heads = 16, .image_size = 336,
+                         .patch_size = 14, .channels = 3, .projector_input = 4096, .projector_output = 4096,
+                         .output = 4096, .projector_bias = false};
+  return c;
+}
+
 struct Entry {
   ModelConfig config;
   std::vector<std::string> aliases;  // Hugging Face repository ids with the same config
@@ -237,6 +269,12 @@ const std::vector<Entry>& entries() {
       {gpt_oss_20b(), {"openai/gpt-oss-20b"}},
       {gemma_2_9b(), {"google/gemma-2-9b-it"}},
       {gemma_3_1b(), {"google/gemma-3-1b-it"}},
+      // Scout: every layer MoE over 16 experts, max_position_embeddings 10,485,760; Maverick: every
+      // other layer (interleave_moe_layer_step 2) over 128 experts, 1,048,576.
+      {llama_4("Llama-4-Scout-17B-16E-Instruct", 16, 1, 10485760),
+       {"meta-llama/Llama-4-Scout-17B-16E-Instruct"}},
+      {llama_4("Llama-4-Maverick-17B-128E-Instruct", 128, 2, 1048576),
+       {"meta-llama/Llama-4-Maverick-17B-128E-Instruct"}},
   };
   return all;
 }

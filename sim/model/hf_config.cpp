@@ -43,6 +43,7 @@ class Reader {
         fmt::format("{}: key '{}{}' is missing (model_type '{}' needs it)", source_, prefix_, key, model_type));
   }
 
+  bool present(std::string_view key) const { return j_.find(key) != j_.end(); }
   // The value of `key`, or nullptr when it is absent or null (HF writes null for "not used").
   const json* find(std::string_view key) const {
     auto it = j_.find(key);
@@ -125,6 +126,7 @@ std::optional<Architecture> architecture_from_class(std::string_view cls) {
   if (cls == "GptOssForCausalLM") return Architecture::gpt_oss;
   if (cls == "Gemma2ForCausalLM") return Architecture::gemma2;
   if (cls == "Gemma3ForCausalLM") return Architecture::gemma3_text;
+  if (cls == "Llama4ForConditionalGeneration" || cls == "Llama4ForCausalLM") return Architecture::llama4;
   return std::nullopt;
 }
 
@@ -133,6 +135,8 @@ Architecture read_architecture(const json& j, const Reader& r) {
     const auto& names = supported_architectures();
     for (size_t i = 0; i < names.size(); ++i)
       if (*model_type == names[i]) return static_cast<Architecture>(i);
+    // Llama4ForCausalLM's text-only config (Llama4TextConfig) is the body of the multimodal one's text_config.
+    if (*model_type == "llama4_text") return Architecture::llama4;
     // Gemma 3's 4B-27B checkpoints are Gemma3ForConditionalGeneration: a vision tower and the text
     // model under text_config; the vision weights are not modelled.
     if (*model_type == "gemma3")
@@ -150,7 +154,7 @@ Architecture read_architecture(const json& j, const Reader& r) {
     throw InputError(fmt::format(
         "{}: architectures '{}' is not supported (supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
         "Qwen3MoeForCausalLM, MixtralForCausalLM, DeepseekV3ForCausalLM, MistralForCausalLM, DeepseekV2ForCausalLM, "
-        "GptOssForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM)",
+        "GptOssForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, Llama4ForConditionalGeneration, Llama4ForCausalLM)",
         r.source(), cls));
   }
   throw InputError(fmt::format("{}: key 'model_type' is missing (supported: {})", r.source(),
@@ -398,14 +402,92 @@ std::optional<std::vector<int>> read_sliding_layers(const Reader& r, int layers,
 
 }  // namespace
 
+// Llama4TextConfig as vllm/model_executor/models/llama4.py builds it: no attention biases; q/k
+// norms without weights (use_qk_norm) and the NoPE layers' temperature tuning change no tensor
+// and no KV byte; every interleave_moe_layer_step-th layer a Llama4MoE (a router without bias over
+// num_local_experts experts plus one shared expert, all intermediate_size wide), the others a
+// dense MLP of intermediate_size_mlp; the RoPE layers (no_rope_layers[i] == 1) use chunked local
+// attention over attention_chunk_size tokens (ChunkedLocalAttention), the NoPE ones full attention.
+void read_llama4(const Reader& r, std::string_view mt, ModelConfig& c) {
+  if (r.boolean("attention_bias", false)) r.fail("attention_bias", "Llama 4 attention has no biases (expected false)");
+  c.experts = r.positive("num_local_experts", mt, limits::kMaxExperts);
+  c.experts_per_token = r.positive("num_experts_per_tok", mt, limits::kMaxExperts);
+  c.moe_intermediate = c.intermediate;
+  c.intermediate = r.positive("intermediate_size_mlp", mt, limits::kMaxIntermediateSize);
+  c.shared_experts = 1;
+  // Llama4TextConfig defaults: interleave_moe_layer_step 1, attention_chunk_size 8192,
+  // no_rope_layer_interval 4 (no_rope_layers empty: layer i is NoPE when (i + 1) % 4 == 0).
+  c.moe_layer_step = r.optional_positive("interleave_moe_layer_step", limits::kMaxLayers).value_or(1);
+  // attention_chunk_size null: every layer attends in full (vLLM then builds no ChunkedLocalAttention).
+  if (!r.present("attention_chunk_size"))
+    c.attention_chunk = 8192;
+  else if (r.find("attention_chunk_size"))
+    c.attention_chunk = static_cast<int>(r.positive64("attention_chunk_size", mt, limits::kMaxPositionEmbeddings));
+  std::vector<int> rope(static_cast<std::size_t>(c.layers), 1);
+  const json* listed = r.find("no_rope_layers");
+  if (listed && !(listed->is_array() && listed->empty())) {
+    if (!listed->is_array() || static_cast<int>(listed->size()) != c.layers)
+      r.fail("no_rope_layers", fmt::format("expected a list of {} entries (num_hidden_layers) of 0 or 1, got {}",
+                                           c.layers,
+                                           listed->is_array() ? fmt::format("{} entries", listed->size())
+                                                              : describe(*listed)));
+    for (int l = 0; l < c.layers; ++l)
+      rope[static_cast<std::size_t>(l)] =
+          static_cast<int>(r.integer("no_rope_layers", (*listed)[static_cast<std::size_t>(l)], 0, 1));
+  } else {
+    const int interval = r.optional_positive("no_rope_layer_interval", limits::kMaxLayers).value_or(4);
+    for (int l = 0; l < c.layers; ++l) rope[static_cast<std::size_t>(l)] = (l + 1) % interval != 0;
+  }
+  if (c.attention_chunk > 0)
+    for (int l = 0; l < c.layers; ++l)
+      if (rope[static_cast<std::size_t>(l)]) c.chunked_layers.push_back(l);
+}
+
+// vision_config as vllm/model_executor/models/mllama4.py Llama4VisionModel and the multimodal
+// projector read it; the pixel-shuffle adapter's input is intermediate_size whatever the ratio.
+VisionTower read_llama4_vision(const Reader& top, std::string_view mt) {
+  const json* v = top.find("vision_config");
+  if (!v) top.missing("vision_config", mt);
+  if (!v->is_object()) top.fail("vision_config", "expected an object, got " + describe(*v));
+  const Reader r(*v, top.source(), "vision_config.");
+  VisionTower t;
+  t.layers = r.positive("num_hidden_layers", mt, limits::kMaxLayers);
+  t.hidden = r.positive("hidden_size", mt, limits::kMaxHiddenSize);
+  t.intermediate = r.positive("intermediate_size", mt, limits::kMaxIntermediateSize);
+  t.heads = r.positive("num_attention_heads", mt, limits::kMaxHeads);
+  if (t.hidden % t.heads != 0)
+    r.fail("num_attention_heads", fmt::format("expected a divisor of hidden_size ({}), got {}", t.hidden, t.heads));
+  t.image_size = r.positive("image_size", mt, limits::kMaxHiddenSize);
+  t.patch_size = r.positive("patch_size", mt, limits::kMaxHiddenSize);
+  if (t.patch_size > t.image_size)
+    r.fail("patch_size", fmt::format("expected at most image_size ({}), got {}", t.image_size, t.patch_size));
+  t.channels = r.optional_positive("num_channels", limits::kMaxHeads).value_or(3);
+  t.projector_input = r.positive("projector_input_dim", mt, limits::kMaxIntermediateSize);
+  t.projector_output = r.positive("projector_output_dim", mt, limits::kMaxIntermediateSize);
+  t.output = r.positive("vision_output_dim", mt, limits::kMaxIntermediateSize);
+  t.projector_bias = r.boolean("multi_modal_projector_bias", false);
+  return t;
+}
+
 ModelConfig parse_hf_config(const json& j, const std::string& source, const std::string& name) {
   if (!j.is_object())
     throw InputError(fmt::format("{}: expected a JSON object at the top level, got {}", source, describe(j)));
-  Reader r(j, source);
+  const Reader top(j, source);
   ModelConfig c;
   c.name = name;
-  c.architecture = read_architecture(j, r);
+  c.architecture = read_architecture(j, top);
   std::string_view mt = architecture_name(c.architecture);
+  // Llama4ForConditionalGeneration keeps the decoder under text_config and the vision tower under
+  // vision_config (transformers Llama4Config); a Llama4ForCausalLM config is the text body alone.
+  const bool multimodal = c.architecture == Architecture::llama4 && top.string("model_type") != "llama4_text" &&
+                          (top.find("text_config") || top.string("model_type") == "llama4");
+  const json* body = &j;
+  if (multimodal) {
+    body = top.find("text_config");
+    if (!body) top.missing("text_config", mt);
+    if (!body->is_object()) top.fail("text_config", "expected an object, got " + describe(*body));
+  }
+  const Reader r(*body, source, multimodal ? "text_config." : "");
 
   c.layers = r.positive("num_hidden_layers", mt, limits::kMaxLayers);
   c.hidden = r.positive("hidden_size", mt, limits::kMaxHiddenSize);
@@ -423,7 +505,7 @@ ModelConfig parse_hf_config(const json& j, const std::string& source, const std:
   c.max_position = r.positive64("max_position_embeddings", mt, limits::kMaxPositionEmbeddings);
   c.tie_word_embeddings = r.boolean("tie_word_embeddings", false);
   c.dtype = read_dtype(r);
-  c.quantization = read_quantization(j, r);
+  c.quantization = read_quantization(j, top);
   reject_sliding_window(r, c.architecture);
 
   switch (c.architecture) {
@@ -432,7 +514,8 @@ ModelConfig parse_hf_config(const json& j, const std::string& source, const std:
     case Architecture::gpt_oss:
     case Architecture::gemma2:
     case Architecture::gemma3_text:
-      // Qwen3, gpt-oss and Gemma give head_dim explicitly (128 while hidden / heads is 64 for
+    case Architecture::llama4:
+      // Qwen3, gpt-oss, Gemma and Llama 4 give head_dim explicitly (128 while hidden / heads is 64 for
       // Qwen3-30B-A3B; gpt-oss 64 against 2880 / 64 = 45; Gemma-2-9B 256 against 3584 / 16).
       c.head_dim = r.positive("head_dim", mt, limits::kMaxHeadDim);
       break;
@@ -513,6 +596,10 @@ ModelConfig parse_hf_config(const json& j, const std::string& source, const std:
       }
       break;
     }
+    case Architecture::llama4:
+      read_llama4(r, mt, c);
+      if (multimodal) c.vision = read_llama4_vision(top, mt);
+      break;
     case Architecture::deepseek_v2:
     case Architecture::deepseek_v3:
       c.experts = r.positive("n_routed_experts", mt, limits::kMaxExperts);
@@ -530,6 +617,12 @@ ModelConfig parse_hf_config(const json& j, const std::string& source, const std:
       c.mtp_layers = r.non_negative("num_nextn_predict_layers", 0, limits::kMaxMtpLayers);
       break;
   }
+  // Quantized Llama 4 checkpoints (Meta's FP8 is fbgemm_fp8; RedHatAI's compressed-tensors ones
+  // leave the vision tower and more unquantized) are not modelled.
+  if (c.architecture == Architecture::llama4 && c.quantization.method != WeightQuantization::Method::none)
+    top.fail("quantization_config", fmt::format("a quantized Llama 4 checkpoint ({}) is not modelled; llama4 is "
+                                                "modelled in bfloat16/float16 only",
+                                                quantization_name(c.quantization.method)));
   // The router picks top-k of the experts there are (transformers' torch.topk fails otherwise).
   if (c.is_moe() && c.experts_per_token > c.experts)
     r.fail("num_experts_per_tok",

@@ -17,6 +17,7 @@ std::string_view architecture_name(Architecture architecture) {
     case Architecture::gpt_oss: return "gpt_oss";
     case Architecture::gemma2: return "gemma2";
     case Architecture::gemma3_text: return "gemma3_text";
+    case Architecture::llama4: return "llama4";
   }
   return "?";
 }
@@ -24,7 +25,7 @@ std::string_view architecture_name(Architecture architecture) {
 const std::vector<std::string>& supported_architectures() {
   static const std::vector<std::string> names = {"llama",       "qwen2",   "qwen3",       "qwen3_moe", "mixtral",
                                                  "deepseek_v3", "mistral", "deepseek_v2", "gpt_oss", "gemma2",
-                                                 "gemma3_text"};
+                                                 "gemma3_text", "llama4"};
   return names;
 }
 
@@ -61,6 +62,9 @@ bool ModelConfig::is_moe_layer(int layer) const {
       // transformers Qwen3MoeDecoderLayer: not in mlp_only_layers and (layer + 1) % decoder_sparse_step == 0.
       return std::find(dense_layers.begin(), dense_layers.end(), layer) == dense_layers.end() &&
              (layer + 1) % moe_layer_step == 0;
+    case Architecture::llama4:
+      // vllm models/llama4.py Llama4DecoderLayer: MoE when (layer + 1) % interleave_moe_layer_step == 0.
+      return (layer + 1) % moe_layer_step == 0;
     default:
       return true;  // Mixtral, gpt-oss: every layer
   }

@@ -13,7 +13,7 @@ namespace headroom::model {
 
 // HF `model_type` values this simulator models.
 enum class Architecture {
-  llama, qwen2, qwen3, qwen3_moe, mixtral, deepseek_v3, mistral, deepseek_v2, gpt_oss, gemma2, gemma3_text
+  llama, qwen2, qwen3, qwen3_moe, mixtral, deepseek_v3, mistral, deepseek_v2, gpt_oss, gemma2, gemma3_text, llama4
 };
 
 std::string_view architecture_name(Architecture architecture);  // the model_type string
@@ -46,6 +46,23 @@ struct WeightQuantization {
 };
 
 std::string_view quantization_name(WeightQuantization::Method method);
+
+// Llama 4's vision tower and multimodal projector (HF `vision_config` of Llama4ForConditionalGeneration),
+// as vLLM builds them (vllm/model_executor/models/mllama4.py): weights only, kept in the model dtype.
+struct VisionTower {
+  int layers = 0;               // num_hidden_layers; 0: no vision tower
+  int hidden = 0;               // hidden_size
+  int intermediate = 0;         // intermediate_size (also the pixel-shuffle adapter's input)
+  int heads = 0;                // num_attention_heads
+  int image_size = 0;
+  int patch_size = 0;
+  int channels = 0;             // num_channels
+  int projector_input = 0;      // projector_input_dim: the adapter's fc1 output
+  int projector_output = 0;     // projector_output_dim: the adapter's fc2 output
+  int output = 0;               // vision_output_dim: the multimodal projector's input
+  bool projector_bias = false;  // multi_modal_projector_bias: the adapter's fc1/fc2 biases
+  bool operator==(const VisionTower&) const = default;
+};
 
 struct ModelConfig {
   std::string name;
@@ -90,6 +107,12 @@ struct ModelConfig {
   bool moe_bias = false;           // router and expert biases (gpt-oss)
   int sliding_window = 0;          // tokens; 0: no sliding-window layers
   std::vector<int> sliding_layers; // decoder layers (0-based) attending to the window only
+
+  // Llama 4: the RoPE layers (no_rope_layers[i] == 1) attend within their chunk of
+  // `attention_chunk` tokens (chunked local attention); the NoPE layers attend to everything.
+  int attention_chunk = 0;         // attention_chunk_size; 0: no chunked layers
+  std::vector<int> chunked_layers; // decoder layers (0-based) with chunked local attention
+  VisionTower vision;              // Llama4ForConditionalGeneration's vision tower and projector
 
   bool operator==(const ModelConfig&) const = default;
 

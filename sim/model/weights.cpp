@@ -65,6 +65,9 @@ class WeightBuilder {
     // Under pipeline parallelism a stage builds only its own layers (vllm models/utils.py
     // make_layers: PPMissingLayer elsewhere); the embedding, final norm and lm_head where
     // TensorParallelShard places them.
+    // Llama4ForConditionalGeneration.__init__ builds the vision tower and projector first, on every
+    // pipeline stage (mllama4.py: not behind a pipeline-rank check).
+    if (c_.vision.layers > 0) vision_tower();
     if (shard_.has_embedding) embedding("model.embed_tokens");
     for (int l = shard_.first_layer; l < shard_.end_layer; ++l) decoder_layer(fmt::format("model.layers.{}.", l), l);
     if (shard_.has_lm_head) {
@@ -224,10 +227,12 @@ class WeightBuilder {
       mla_attention(p + "self_attn.");
     else
       attention(p + "self_attn.");
+    // llama4.py names the MLP or MoE block feed_forward.
+    const std::string ff = p + (c_.architecture == Architecture::llama4 ? "feed_forward." : "mlp.");
     if (c_.is_moe_layer(layer))
-      moe(p + "mlp.");
+      moe(ff);
     else
-      mlp(p + "mlp.", c_.intermediate / shard_.tp);
+      mlp(ff, c_.intermediate / shard_.tp);
     norm(p + "input_layernorm", c_.hidden);
     norm(p + "post_attention_layernorm", c_.hidden);
     // gemma2.py / gemma3.py: RMSNorms before and after the MLP as well.
@@ -285,11 +290,14 @@ class WeightBuilder {
     std::int64_t e = shard_.local_experts;
     // The router is a ReplicatedLinear built without quant_config: unquantized on every rank
     // (gpt-oss calls it `router` and gives it a bias).
-    linear(p + (c_.moe_bias ? "router" : "gate"), routed, c_.hidden, false, c_.moe_bias);
+    const bool llama4 = c_.architecture == Architecture::llama4;
+    linear(p + (c_.moe_bias || llama4 ? "router" : "gate"), routed, c_.hidden, false, c_.moe_bias);
     // DeepSeek-V3's noaux_tc routing keeps a float32 bias per expert (deepseek_v2.py).
     if (c_.architecture == Architecture::deepseek_v3)
       tensor(p + "gate.e_score_correction_bias", {routed}, DType::fp32);
-    if (c_.shared_experts > 0) mlp(p + "shared_experts.", c_.shared_experts * c_.moe_intermediate / shard_.tp);
+    // Llama4MoE's shared_expert is a LlamaMLP as wide as one expert.
+    if (c_.shared_experts > 0)
+      mlp(p + (llama4 ? "shared_expert." : "shared_experts."), c_.shared_experts * c_.moe_intermediate / shard_.tp);
     // FusedMoE (layers/fused_moe/layer.py): all experts in one tensor each, split by TP on the
     // expert width: w13 [E, 2 × I/tp, H], w2 [E, H, I/tp], with E the rank's experts and tp the
     // expert TP size (fused_moe/config.py FusedMoEParallelConfig).
@@ -322,6 +330,64 @@ class WeightBuilder {
       tensor(p + "experts.w13_bias", {e, 2 * n}, b);
       tensor(p + "experts.w2_bias", {e, c_.hidden}, b);
     }
+  }
+
+  // Llama 4's vision tower, pixel-shuffle adapter and multimodal projector as vLLM builds them
+  // (vllm/model_executor/models/mllama4.py Llama4VisionModel, Llama4MultiModalProjector) with the
+  // encoder not data-parallel (enable_multimodal_encoder_data_parallel off, the default): sharded
+  // like the decoder's linear layers; built with quant_config None (the model dtype); LayerNorms
+  // with weight and bias.
+  void vision_tower() {
+    const VisionTower& v = c_.vision;
+    const std::string p = "vision_model.";
+    const std::int64_t tp = shard_.tp;
+    const std::int64_t h = v.hidden;
+    auto vdivide = [&](std::int64_t size, std::string_view what) {
+      if (size % tp != 0)
+        throw InputError(fmt::format("vision tower: {} {} is not divisible by the tensor parallel size {} "
+                                     "(mllama4.py shards it)",
+                                     what, size, tp));
+      return size / tp;
+    };
+    auto layer_norm = [&](const std::string& name, std::int64_t size) {
+      tensor(name + ".weight", {size}, c_.dtype);
+      tensor(name + ".bias", {size}, c_.dtype);
+    };
+    // Llama4UnfoldConvolution: a ColumnParallelLinear [hidden/tp, channels × patch²] without bias.
+    const std::int64_t patches = static_cast<std::int64_t>(v.image_size / v.patch_size) * (v.image_size / v.patch_size);
+    tensor(p + "patch_embedding.linear.weight",
+           {vdivide(h, "hidden_size"), std::int64_t{v.channels} * v.patch_size * v.patch_size}, c_.dtype);
+    tensor(p + "class_embedding", {h}, c_.dtype);
+    tensor(p + "positional_embedding_vlm", {patches + 1, h}, c_.dtype);
+    layer_norm(p + "layernorm_pre", h);
+    layer_norm(p + "layernorm_post", h);
+    const std::int64_t heads = vdivide(v.heads, "num_attention_heads");
+    const std::int64_t head_dim = h / v.heads;
+    const std::int64_t inter = vdivide(v.intermediate, "intermediate_size");
+    for (int l = 0; l < v.layers; ++l) {
+      const std::string q = fmt::format("{}model.layers.{}.", p, l);
+      // Llama4VisionAttention: QKVParallelLinear and RowParallelLinear, both with bias.
+      tensor(q + "self_attn.qkv_proj.weight", {3 * heads * head_dim, h}, c_.dtype);
+      tensor(q + "self_attn.qkv_proj.bias", {3 * heads * head_dim}, c_.dtype);
+      tensor(q + "self_attn.o_proj.weight", {h, heads * head_dim}, c_.dtype);
+      tensor(q + "self_attn.o_proj.bias", {h}, c_.dtype);
+      // Llama4VisionMLP: fc1 column-parallel, fc2 row-parallel, both with bias.
+      tensor(q + "mlp.fc1.weight", {inter, h}, c_.dtype);
+      tensor(q + "mlp.fc1.bias", {inter}, c_.dtype);
+      tensor(q + "mlp.fc2.weight", {h, inter}, c_.dtype);
+      tensor(q + "mlp.fc2.bias", {h}, c_.dtype);
+      layer_norm(q + "input_layernorm", h);
+      layer_norm(q + "post_attention_layernorm", h);
+    }
+    // Llama4VisionPixelShuffleMLP: fc1 [projector_input_dim/tp, intermediate_size], fc2
+    // [projector_output_dim, projector_input_dim/tp], biases when multi_modal_projector_bias.
+    const std::int64_t adapter = vdivide(v.projector_input, "projector_input_dim");
+    tensor(p + "vision_adapter.mlp.fc1.weight", {adapter, v.intermediate}, c_.dtype);
+    if (v.projector_bias) tensor(p + "vision_adapter.mlp.fc1.bias", {adapter}, c_.dtype);
+    tensor(p + "vision_adapter.mlp.fc2.weight", {v.projector_output, adapter}, c_.dtype);
+    if (v.projector_bias) tensor(p + "vision_adapter.mlp.fc2.bias", {v.projector_output}, c_.dtype);
+    // Llama4MultiModalProjector.linear_1: ColumnParallelLinear [text hidden/tp, vision_output_dim].
+    tensor("multi_modal_projector.linear_1.weight", {vdivide(c_.hidden, "the text hidden_size"), v.output}, c_.dtype);
   }
 
   // One DeepSeek multi-token-prediction module as stored at model.layers.<L+k> in the checkpoint

@@ -119,8 +119,8 @@ TEST_CASE("unknown catalogue names get a did-you-mean") {
   CHECK_THROWS_WITH(catalogue_model("Llama-3.1-8"),
                     "unknown model 'Llama-3.1-8'; did you mean 'Llama-3.1-8B'? (built-in: Llama-3.1-8B, "
                     "Llama-3.1-70B, Qwen2.5-7B, Qwen2.5-7B-Instruct, Qwen3-30B-A3B, DeepSeek-V3, DeepSeek-R1, "
-                    "Mixtral-8x7B, Mistral-7B-v0.3, DeepSeek-V2-Lite, gpt-oss-20b, gemma-2-9b-it, gemma-3-1b-it; or give a "
-                    "config.json)");
+                    "Mixtral-8x7B, Mistral-7B-v0.3, DeepSeek-V2-Lite, gpt-oss-20b, gemma-2-9b-it, gemma-3-1b-it, "
+                    "Llama-4-Scout-17B-16E-Instruct, Llama-4-Maverick-17B-128E-Instruct; or give a config.json)");
   CHECK_THROWS_WITH(catalogue_model("mixtrl-8x7b"),
                     Catch::StartsWith("unknown model 'mixtrl-8x7b'; did you mean 'Mixtral-8x7B'?"));
   CHECK_THROWS_WITH(catalogue_model("gpt-2"), Catch::StartsWith("unknown model 'gpt-2' (built-in: "));

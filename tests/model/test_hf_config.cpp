@@ -218,12 +218,9 @@ TEST_CASE("Gemma 2 and Gemma 3: windowed layers from layer_types, else every oth
     "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1,
     "head_dim": 32, "vocab_size": 100, "max_position_embeddings": 256})")),
                     Catch::Contains("key 'sliding_window' is missing (model_type 'gemma2' needs it)"));
-  // The multimodal Gemma 3 says what to give instead; Llama 4 is not supported.
+  // The multimodal Gemma 3 says what to give instead (Llama 4: tests/model/test_llama4.cpp).
   CHECK_THROWS_WITH(load_hf_config(write_config("gemma3-mm", R"({"model_type": "gemma3"})")),
                     Catch::Contains("model_type 'gemma3' is Gemma 3's multimodal model, whose vision tower is not modelled"));
-  CHECK_THROWS_WITH(load_hf_config(write_config("llama4", R"({"model_type": "llama4"})")),
-                    Catch::Contains("model_type 'llama4' is not supported (supported: llama, qwen2, qwen3, qwen3_moe, "
-                                    "mixtral, deepseek_v3, mistral, deepseek_v2, gpt_oss, gemma2, gemma3_text)"));
 }
 
 TEST_CASE("architectures names the model when model_type is absent") {
@@ -268,19 +265,19 @@ TEST_CASE("malformed config.json files are errors naming the file and the key") 
   f = write_config("gpt2", R"({"model_type": "gpt2", "n_embd": 768})");
   CHECK(error_of(f) == f.string() +
                            ": model_type 'gpt2' is not supported (supported: llama, qwen2, qwen3, qwen3_moe, "
-                           "mixtral, deepseek_v3, mistral, deepseek_v2, gpt_oss, gemma2, gemma3_text)");
+                           "mixtral, deepseek_v3, mistral, deepseek_v2, gpt_oss, gemma2, gemma3_text, llama4)");
 
   f = write_config("arch", R"({"architectures": ["GPT2LMHeadModel"]})");
   CHECK(error_of(f) == f.string() +
                            ": architectures 'GPT2LMHeadModel' is not supported (supported: LlamaForCausalLM, "
                            "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, MixtralForCausalLM, "
                            "DeepseekV3ForCausalLM, MistralForCausalLM, DeepseekV2ForCausalLM, GptOssForCausalLM, "
-                          "Gemma2ForCausalLM, Gemma3ForCausalLM)");
+                          "Gemma2ForCausalLM, Gemma3ForCausalLM, Llama4ForConditionalGeneration, Llama4ForCausalLM)");
 
   f = write_config("none", R"({"hidden_size": 512})");
   CHECK(error_of(f) == f.string() +
                            ": key 'model_type' is missing (supported: llama, qwen2, qwen3, qwen3_moe, mixtral, "
-                           "deepseek_v3, mistral, deepseek_v2, gpt_oss, gemma2, gemma3_text)");
+                           "deepseek_v3, mistral, deepseek_v2, gpt_oss, gemma2, gemma3_text, llama4)");
 
   f = write_config("nohidden", R"({"model_type": "llama", "num_hidden_layers": 2})");
   CHECK(error_of(f) == f.string() + ": key 'hidden_size' is missing (model_type 'llama' needs it)");
