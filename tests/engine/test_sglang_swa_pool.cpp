@@ -222,3 +222,18 @@ TEST_CASE("SGLang SWA scheduler: the radix cache on an SWA pool is refused") {
   l.disable_radix_cache = false;
   CHECK_THROWS_AS(SglangScheduler(l), InputError);
 }
+
+TEST_CASE("SGLang --disable-radix-cache (ChunkCache): no prefix reuse, every slot freed when a request ends") {
+  SglangSchedulerLimits l = swa_limits(100000, 0, 0);
+  REQUIRE(l.disable_radix_cache);
+  SwaHarness h(l);
+  const auto a = h.add(1200, 3, {7, 8});
+  h.step();
+  const auto b = h.add(1200, 3, {7, 8});  // the same two 512-token blocks: a radix cache would hit 1024
+  while (h.sched.has_work()) h.step();
+  CHECK(h.r(a).cached_tokens == 0);
+  CHECK(h.r(b).cached_tokens == 0);
+  CHECK(h.sched.counters().prefix_hit_tokens == 0);
+  CHECK(h.sched.cache().cached_tokens() == 0);
+  CHECK(h.sched.cache().available_size() == 100000);
+}
