@@ -19,6 +19,7 @@ std::string_view sglang_attention_backend_name(SglangAttentionBackend backend) {
     case SglangAttentionBackend::flashinfer: return "flashinfer";
     case SglangAttentionBackend::aiter: return "aiter";
     case SglangAttentionBackend::torch_native: return "torch_native";
+    case SglangAttentionBackend::fa3: return "fa3";
   }
   return "?";
 }
@@ -27,7 +28,44 @@ SglangAttentionBackend parse_sglang_attention_backend(std::string_view text, std
   if (text == "flashinfer") return SglangAttentionBackend::flashinfer;
   if (text == "aiter") return SglangAttentionBackend::aiter;
   if (text == "torch_native") return SglangAttentionBackend::torch_native;
-  throw InputError(fmt::format("{}: expected one of flashinfer, aiter, torch_native, got '{}'", what, text));
+  if (text == "fa3") return SglangAttentionBackend::fa3;
+  throw InputError(fmt::format("{}: expected one of flashinfer, aiter, torch_native, fa3, got '{}'", what, text));
+}
+
+bool sglang_hybrid_swa_model(const model::ModelConfig& model) {
+  // configs/model_config.py is_hybrid_swa_model also lists Llama 4, MiMo-V2 and Step-3.5, which
+  // this simulator does not serve on SGLang.
+  return model.architecture == model::Architecture::gpt_oss && model::has_sliding_window(model);
+}
+
+bool sglang_hybrid_swa(const model::ModelConfig& model, const SglangConfig& config) {
+  return sglang_hybrid_swa_model(model) && !config.disable_hybrid_swa_memory;
+}
+
+SglangSwaTokens sglang_hybrid_swa_tokens(std::int64_t max_total_num_tokens, int full_layers, int swa_layers,
+                                         double swa_full_tokens_ratio, int page_size) {
+  // model_runner_kv_cache_mixin.py set_num_tokens_hybrid_swa (sgl-project/sglang commit 226149ac):
+  // Python's int() of float quotients, then each rounded down to the page.
+  const double total = static_cast<double>(max_total_num_tokens) * (full_layers + swa_layers);
+  const double denominator = swa_full_tokens_ratio * swa_layers + full_layers;
+  SglangSwaTokens t;
+  t.full = static_cast<std::int64_t>(total / denominator);
+  t.swa = static_cast<std::int64_t>(static_cast<double>(t.full) * swa_full_tokens_ratio);
+  t.full = t.full / page_size * page_size;
+  t.swa = t.swa / page_size * page_size;
+  return t;
+}
+
+std::vector<Bytes> sglang_fa3_graph_buffers(int max_bs, std::int64_t context_len, int page_size, bool swa_pool) {
+  // layers/attention/flashattention_backend.py init_cuda_graph_state (sgl-project/sglang main,
+  // 2026): decode_cuda_graph_metadata; page_table_draft_decode and the target-verify and
+  // draft-extend tables only with speculative decoding, the local-attention ones only with
+  // attention_chunk_size (Llama 4), encoder_metadata only for encoder-decoder models.
+  const auto bs = static_cast<Bytes>(max_bs);
+  const auto pages = static_cast<Bytes>((context_len + page_size - 1) / page_size);
+  std::vector<Bytes> sizes = {bs * 4, (bs + 1) * 4, (bs + 1) * 4, bs * pages * 4, pages * 8};
+  if (swa_pool) sizes.push_back(bs * pages * 4);  // swa_page_table (use_sliding_window_kv_pool)
+  return sizes;
 }
 
 SglangGpuDefaults sglang_gpu_defaults(std::optional<double> gpu_mem_mib, int tp, SglangMemoryDefaultsRule rule) {
@@ -175,7 +213,7 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
     filled.push_back({"context_length", std::to_string(d.model.max_position), "the model's max_position_embeddings"});
   }
   require_range("sglang", "context_length", *c.context_length, 1, limits::kMaxContextTokens);
-  if (!c.attention_backend) {
+  if (!c.attention_backend && !sglang_hybrid_swa_model(d.model)) {  // gpt-oss: below
     bool amd = d.gpu.vendor == "amd";
     c.attention_backend = amd ? SglangAttentionBackend::aiter : SglangAttentionBackend::flashinfer;
     filled.push_back({"attention_backend", std::string(sglang_attention_backend_name(*c.attention_backend)),
@@ -193,18 +231,47 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
         fmt::format("sglang: model '{}' (llama4) is served with SGLang's SWA pool (SWAKVPool, SWARadixCache) for its "
                     "chunked local attention layers; that pool is not modelled (vLLM's hybrid KV-cache manager is)",
                     d.model.name));
-  if (model::has_sliding_window(d.model)) {
-    // SGLang gives a pool of its own to the sliding-window layers (SWAKVPool, --swa-full-tokens-ratio)
-    // only for the architectures of model_config.py is_hybrid_swa_model: GptOssForCausalLM, Llama 4,
-    // MiMo-V2, Step-3.5. gpt-oss must run on triton, trtllm_mha, fa3, fa4 or (ROCm, newer releases)
-    // aiter attention (server_args.py _handle_model_specific_adjustments asserts it).
-    if (d.model.architecture == model::Architecture::gpt_oss)
+  if (sglang_hybrid_swa_model(d.model)) {
+    // server_args.py _handle_model_specific_adjustments, GptOssForCausalLM: trtllm_mha on
+    // Blackwell, fa3 on Hopper, aiter on ROCm, triton elsewhere; one of triton, trtllm_mha, fa3,
+    // fa4 or aiter is asserted. Of those only fa3's buffers are modelled.
+    const int major = d.gpu.compute_capability_major();
+    if (!c.attention_backend && d.gpu.vendor != "amd" && major == 9) {
+      c.attention_backend = SglangAttentionBackend::fa3;
+      filled.push_back({"attention_backend", "fa3", "SGLang's backend for gpt-oss on Hopper (server_args.py)"});
+    }
+    if (c.attention_backend != SglangAttentionBackend::fa3) {
+      const std::string chosen =
+          c.attention_backend ? std::string(sglang_attention_backend_name(*c.attention_backend))
+          : d.gpu.vendor == "amd" ? "aiter"
+          : major >= 10           ? "trtllm_mha"
+                                  : "triton";
       throw EngineConfigError(
-          "kind",
-          fmt::format("sglang: model '{}' (gpt_oss) is served with SGLang's SWA KV pool (SWAKVPool, SWARadixCache) "
-                      "on triton, trtllm_mha, fa3, fa4 or aiter attention; neither that pool nor those backends' "
-                      "sliding-window paths are modelled (vLLM's hybrid KV-cache manager is)",
+          "attention_backend",
+          fmt::format("sglang attention_backend: model '{}' (gpt_oss) runs on {} here, which is not modelled; "
+                      "SGLang serves gpt-oss on triton, trtllm_mha, fa3, fa4 or aiter and headroom models fa3 "
+                      "(Hopper, compute capability 9.x; gpu '{}' is {})",
+                      d.model.name, chosen, d.gpu.name,
+                      d.gpu.compute_capability.empty() ? std::string("of unknown compute capability")
+                                                       : "compute capability " + d.gpu.compute_capability));
+    }
+    if (!(c.swa_full_tokens_ratio > 0) || !std::isfinite(c.swa_full_tokens_ratio))
+      throw EngineConfigError("swa_full_tokens_ratio",
+                              fmt::format("sglang swa_full_tokens_ratio: expected a value above 0, got {}",
+                                          c.swa_full_tokens_ratio));
+    if (!c.disable_hybrid_swa_memory && !c.disable_radix_cache)
+      throw EngineConfigError(
+          "disable_radix_cache",
+          fmt::format("sglang: model '{}' (gpt_oss) uses SGLang's SWA KV pool, whose prefix cache (SWARadixCache: "
+                      "tree nodes whose SWA KV is tombstoned under pressure) is not modelled; pass "
+                      "--disable-radix-cache (disable_radix_cache: true) for its ChunkCache, or "
+                      "--disable-hybrid-swa-memory for one pool over every layer",
                       d.model.name));
+    if (!c.disable_hybrid_swa_memory && d.parallel.pp > 1)
+      throw EngineConfigError("kind", fmt::format("sglang: the SWA KV pool with pipeline parallelism (pp {}) is not "
+                                                  "modelled; use pp 1 or --disable-hybrid-swa-memory",
+                                                  d.parallel.pp));
+  } else if (model::has_sliding_window(d.model)) {
     // Gemma 2 and 3 are not hybrid-SWA models there: MHATokenToKVPool keeps every layer's KV for
     // every token and only FlashInfer's kernels apply the window (flashinfer_backend.py, two wrappers
     // dispatched by SLIDING_WINDOW).
@@ -214,6 +281,17 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
           fmt::format("sglang attention_backend: {}'s sliding-window path is not modelled (model '{}' has "
                       "sliding-window layers); use flashinfer",
                       sglang_attention_backend_name(*c.attention_backend), d.model.name));
+  }
+  if (*c.attention_backend == SglangAttentionBackend::fa3) {
+    if (d.gpu.vendor == "amd")
+      throw EngineConfigError("attention_backend", fmt::format("sglang attention_backend: fa3 is a CUDA backend "
+                                                               "(gpu '{}' is AMD); use aiter",
+                                                               d.gpu.name));
+    if (d.model.is_mla())
+      throw EngineConfigError("attention_backend",
+                              fmt::format("sglang attention_backend: fa3's MLA path is not modelled (model '{}' uses "
+                                          "MLA); use flashinfer",
+                                          d.model.name));
   }
   if (*c.attention_backend == SglangAttentionBackend::torch_native) {
     if (d.model.is_mla() || d.model.is_moe())

@@ -14,9 +14,10 @@
 
 namespace headroom::engine {
 
-// torch_native: SDPA per request over gathered K/V, an eager activation program (§4d).
-enum class SglangAttentionBackend { flashinfer, aiter, torch_native };
-std::string_view sglang_attention_backend_name(SglangAttentionBackend backend);  // "flashinfer", "aiter", "torch_native"
+// torch_native: SDPA per request over gathered K/V, an eager activation program (§4d). fa3:
+// FlashAttentionBackend (sgl_kernel's FA3), gpt-oss's default on Hopper (§2.2).
+enum class SglangAttentionBackend { flashinfer, aiter, torch_native, fa3 };
+std::string_view sglang_attention_backend_name(SglangAttentionBackend backend);  // "flashinfer", "aiter", "torch_native", "fa3"
 SglangAttentionBackend parse_sglang_attention_backend(std::string_view text, std::string_view what);
 
 struct SglangConfig {
@@ -39,7 +40,35 @@ struct SglangConfig {
   // 81,090 MiB. Absent: the device total in MiB.
   std::optional<double> gpu_memory_capacity_mib;
   model::SamplerKind sampling_backend = model::SamplerKind::flashinfer;  // --sampling-backend
+  // SGLang's SWA KV pool (§2.2): SWA-pool tokens per full-pool token, and the flag that turns
+  // the split off (one MHA pool over every layer).
+  double swa_full_tokens_ratio = 0.8;
+  bool disable_hybrid_swa_memory = false;
+  bool disable_radix_cache = false;  // ChunkCache instead of the radix prefix cache
 };
+
+// model_config.py is_hybrid_swa_model: the architectures SGLang gives a pool of their own for the
+// windowed layers (modelled here: gpt-oss), unless --disable-hybrid-swa-memory (§2.2).
+bool sglang_hybrid_swa_model(const model::ModelConfig& model);
+bool sglang_hybrid_swa(const model::ModelConfig& model, const SglangConfig& config);
+
+// model_runner set_num_tokens_hybrid_swa (§2.2): the profiled tokens × all layers shared so that
+// swa = int(full × ratio): full = int(tokens × layers / (ratio × swa_layers + full_layers)), both
+// rounded down to the page.
+struct SglangSwaTokens {
+  std::int64_t full = 0;
+  std::int64_t swa = 0;
+  bool operator==(const SglangSwaTokens&) const = default;
+};
+SglangSwaTokens sglang_hybrid_swa_tokens(std::int64_t max_total_num_tokens, int full_layers, int swa_layers,
+                                         double swa_full_tokens_ratio, int page_size);
+
+// FlashAttentionBackend.init_cuda_graph_state (§2.5): the decode metadata made before the graphs
+// are captured, one tensor each, for graphs up to max_bs requests: cache_seqlens int32 [max_bs],
+// cu_seqlens_q and cu_seqlens_k int32 [max_bs + 1], page_table int32 [max_bs, pages],
+// strided_indices int64 [pages] with pages = ceil(context_len / page_size), and with the SWA pool
+// a swa_page_table like page_table. Without speculative decoding, local attention or an encoder.
+std::vector<Bytes> sglang_fa3_graph_buffers(int max_bs, std::int64_t context_len, int page_size, bool swa_pool);
 
 // §2.1 table: chunked_prefill_size and cuda_graph_max_bs by gpu_mem (MiB) and TP size;
 // nullopt gpu_mem is the "unknown" row.

@@ -35,11 +35,15 @@ constexpr EngineFlag kSglangFlags[] = {
     knob_flag("--cuda-graph-bs", "cuda_graph_bs", V::whole_list, F::values),
     knob_flag("--disable-cuda-graph", "disable_cuda_graph", V::boolean, F::store_true),
     knob_flag("--context-length", "context_length", V::whole),
-    knob_flag("--attention-backend", "attention_backend", V::choice, F::value, 1, "flashinfer=flashinfer aiter=aiter torch_native=torch_native"),
+    knob_flag("--attention-backend", "attention_backend", V::choice, F::value, 1, "flashinfer=flashinfer aiter=aiter torch_native=torch_native fa3=fa3"),
     knob_flag("--page-size", "page_size", V::whole),
     knob_flag("--schedule-conservativeness", "schedule_conservativeness", V::positive),
     knob_flag("--kv-cache-dtype", "kv_cache_dtype", V::choice, F::value, 1, "auto=auto bf16=bf16 bfloat16=bf16 fp8_e4m3=fp8 fp8_e5m2=fp8"),
     knob_flag("--sampling-backend", "sampling_backend", V::choice, F::value, 1, "flashinfer=flashinfer pytorch=native"),
+    // The SWA KV pool of gpt-oss (model_config.py is_hybrid_swa_model) and the prefix cache.
+    knob_flag("--swa-full-tokens-ratio", "swa_full_tokens_ratio", V::positive),
+    knob_flag("--disable-hybrid-swa-memory", "disable_hybrid_swa_memory", V::boolean, F::store_true),
+    knob_flag("--disable-radix-cache", "disable_radix_cache", V::boolean, F::store_true),
     // Memory headroom does not model: an error unless the value is the one that changes nothing.
     unmodelled_flag("--quantization", "quantised weights and kernels"),
     unmodelled_flag("--dtype", "the weights' dtype; headroom takes the model's", "auto"),
@@ -59,10 +63,6 @@ constexpr EngineFlag kSglangFlags[] = {
     unmodelled_flag("--speculative-num-draft-tokens", "speculative decoding"),
     unmodelled_flag("--cpu-offload-gb", "weights offloaded to the CPU", "0"),
     unmodelled_flag("--enable-hierarchical-cache", "the host KV cache tier", "", F::store_true),
-    // The SWA KV pool of gpt-oss and Llama 4 (model_config.py is_hybrid_swa_model), not modelled.
-    unmodelled_flag("--swa-full-tokens-ratio", "SGLang's SWA KV pool split (gpt-oss, Llama 4)", "0.8"),
-    unmodelled_flag("--disable-hybrid-swa-memory", "SGLang's SWA KV pool (gpt-oss, Llama 4)", "", F::store_true),
-    unmodelled_flag("--disable-radix-cache", "prefix reuse; headroom's SGLang keeps the radix cache", "", F::store_true),
     unmodelled_flag("--schedule-policy", "the admission order; headroom models fcfs", "fcfs"),
     unmodelled_flag("--enable-mixed-chunk", "mixed prefill and decode batches", "", F::store_true),
     unmodelled_flag("--enable-torch-compile", "torch.compile's graphs", "", F::store_true),

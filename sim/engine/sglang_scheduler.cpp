@@ -29,6 +29,13 @@ SglangSchedulerLimits checked(const SglangSchedulerLimits& l) {
     throw InputError(fmt::format("sglang max_running_requests: expected at least 1, got {}", l.max_running_requests));
   if (l.max_prefill_tokens < 1)
     throw InputError(fmt::format("sglang max_prefill_tokens: expected at least 1, got {}", l.max_prefill_tokens));
+  if (l.swa_capacity < 0 || (l.swa_capacity > 0 && l.sliding_window < 1))
+    throw InputError(fmt::format("sglang SWA pool: expected a pool of at least 1 token and a window of at least 1, "
+                                 "got {} tokens and a window of {}",
+                                 l.swa_capacity, l.sliding_window));
+  if (l.swa_capacity > 0 && !l.disable_radix_cache)
+    throw InputError("sglang SWA pool: its prefix cache (SWARadixCache) is not modelled; the SWA pool runs with "
+                     "disable_radix_cache (ChunkCache)");
   if (!(l.schedule_conservativeness > 0))
     throw InputError(
         fmt::format("sglang schedule_conservativeness: expected a value above 0, got {}", l.schedule_conservativeness));
@@ -75,6 +82,16 @@ SglangSchedulerLimits sglang_scheduler_limits(const SglangConfig& c, Tokens kv_c
   l.max_running_requests = max_running_requests;
   l.context_length = *c.context_length;
   l.schedule_conservativeness = c.schedule_conservativeness;
+  l.disable_radix_cache = c.disable_radix_cache;
+  return l;
+}
+
+SglangSchedulerLimits sglang_scheduler_limits(const SglangConfig& c, Tokens kv_capacity,
+                                              std::int64_t max_running_requests, Tokens swa_capacity,
+                                              Tokens sliding_window) {
+  SglangSchedulerLimits l = sglang_scheduler_limits(c, kv_capacity, max_running_requests);
+  l.swa_capacity = swa_capacity;
+  l.sliding_window = swa_capacity > 0 ? sliding_window : 0;
   return l;
 }
 
@@ -141,9 +158,30 @@ void SglangScheduler::evict_for(Tokens slots_needed) {
   if (available < slots_needed) cache_.evict(slots_needed - available);
 }
 
+Tokens SglangScheduler::available_for_alloc() const {
+  // SWATokenToKVPoolAllocator.available_size: the smaller of the two pools' free slots (§2.2).
+  return hybrid_swa() ? std::min(cache_.available_size(), swa_available()) : cache_.available_size();
+}
+
 bool SglangScheduler::check_decode_mem(Tokens slots_needed) {
   evict_for(slots_needed);
-  return cache_.available_size() >= slots_needed;
+  return available_for_alloc() >= slots_needed;
+}
+
+void SglangScheduler::evict_swa(Slot& s, Tokens pre_len) {
+  // ScheduleBatch._evict_swa with a ChunkCache (schedule_batch.py, sgl-project/sglang main 2026):
+  // the SWA slots of tokens before pre_len − window − page_size go back to the SWA pool.
+  const Tokens target = std::max(s.swa_evicted, pre_len - limits_.sliding_window - limits_.page_size);
+  if (target <= s.swa_evicted) return;
+  const Tokens freed = target - s.swa_evicted;
+  if (freed > s.swa_own) broken(fmt::format("SWA eviction of {} slots from a request holding {}", freed, s.swa_own));
+  s.swa_own -= freed;
+  swa_used_ -= freed;
+  s.swa_evicted = target;
+}
+
+Tokens SglangScheduler::swa_slots_of(std::uint64_t id) const {
+  return slots_.contains(id) && !slots_.dropped(id) ? slots_[id].swa_own : 0;
 }
 
 void SglangScheduler::schedule(Seconds now, StepPlan& plan) {
@@ -181,6 +219,7 @@ class SglangScheduler::PrefillAdder {
     const double total = rem_total();
     const Tokens limit = std::min<Tokens>(rem_chunk_, total > 0 ? static_cast<Tokens>(std::floor(total)) : 0);
     if (limit <= 0) return;
+    if (s_.hybrid_swa() && swa_budget(extend) >= rem_swa()) return;
     const bool truncated = extend > limit;
     const Tokens n = std::min(extend, limit);
     s_.admitted_.push_back(s_.chunked_);
@@ -194,7 +233,8 @@ class SglangScheduler::PrefillAdder {
   AddResult add_one_req(std::uint64_t id) {
     RequestState& r = s_.row(id);
     const KvRequest k = s_.kv_request(r);
-    const RadixKvCache::Match m = s_.cache_.match_prefix(k);  // Req.init_next_round_input
+    // Req.init_next_round_input; a ChunkCache matches nothing.
+    const RadixKvCache::Match m = s_.limits_.disable_radix_cache ? RadixKvCache::Match{} : s_.cache_.match_prefix(k);
     const Tokens extend = r.prompt_tokens + r.output_tokens - m.tokens;
     // The check counts the outputs still to come (PrefillAdder.add_one_req since mid-2025:
     // min(max(max_new − generated, 0), clip)), the reservation the request's max_new_tokens. For a
@@ -203,6 +243,7 @@ class SglangScheduler::PrefillAdder {
     const Tokens max_new = std::min(r.max_output_tokens, kSglangClipMaxNewTokens);
     const Tokens total = extend + std::min(r.max_output_tokens - r.output_tokens, kSglangClipMaxNewTokens);
     if (static_cast<double>(total) >= rem_total()) return AddResult::no_token;
+    if (s_.hybrid_swa() && swa_budget(extend) >= rem_swa()) return AddResult::no_token;
     if (extend > rem_input_ && !s_.admitted_.empty()) return AddResult::other;
     s_.cache_.inc_lock_ref(m.node);  // locking the prefix takes it out of the evictable budget
     if (static_cast<double>(total) > rem_total()) {
@@ -245,14 +286,25 @@ class SglangScheduler::PrefillAdder {
   double rem_total() const {
     return static_cast<double>(s_.cache_.available_size() + s_.cache_.evictable_size()) - total_offset_;
   }
+  // rem_swa_tokens: the SWA pool's free slots (a ChunkCache holds none evictable) less what the
+  // batch reserves (schedule_policy.py, sgl-project/sglang main 2026).
+  Tokens rem_swa() const { return s_.swa_available() - swa_offset_; }
+  // _swa_budget_for_req: the slots a prefill takes before _evict_swa returns them, at least a
+  // window for the decode to come, plus a page.
+  Tokens swa_budget(Tokens extend) const {
+    const Tokens alloc = chunking_ ? std::min(extend, rem_chunk_) : extend;
+    return std::max(alloc, s_.limits_.sliding_window) + s_.limits_.page_size;
+  }
   // _update_prefill_budget.
   void update_budget(Tokens extend, Tokens max_new) {
+    if (s_.hybrid_swa()) swa_offset_ += swa_budget(extend);
     total_offset_ += static_cast<double>(extend + max_new);
     rem_input_ -= extend;
     if (chunking_) rem_chunk_ -= extend;
   }
   AddResult budget_state() const {
     if (rem_total() <= 0) return AddResult::no_token;
+    if (s_.hybrid_swa() && rem_swa() <= 0) return AddResult::no_token;
     if (rem_input_ <= 0 || (chunking_ && rem_chunk_ <= 0)) return AddResult::other;
     return AddResult::proceed;
   }
@@ -262,6 +314,7 @@ class SglangScheduler::PrefillAdder {
   Tokens rem_input_;
   Tokens rem_chunk_;
   double total_offset_ = 0;  // rem_total_token_offset
+  Tokens swa_offset_ = 0;    // rem_swa_token_offset
   std::size_t taken_ = 0;
 };
 
@@ -294,6 +347,10 @@ bool SglangScheduler::schedule_prefill(Seconds now, StepPlan& plan) {
   Tokens need = 0;
   for (Tokens n : admitted_tokens_) need += n;
   evict_for(need);
+  // maybe_evict_swa (extend, ChunkCache): each request's SWA slots before its prefix less the
+  // window go back first.
+  if (hybrid_swa())
+    for (std::uint64_t id : admitted_) evict_swa(slot(id), row(id).computed_tokens);
   for (std::size_t i = 0; i < admitted_.size(); ++i) {
     const std::uint64_t id = admitted_[i];
     const Tokens n = admitted_tokens_[i];
@@ -301,6 +358,13 @@ bool SglangScheduler::schedule_prefill(Seconds now, StepPlan& plan) {
       broken(fmt::format("prefill out of memory: {} tokens for request {} with {} available", n, id,
                          cache_.available_size()));
     Slot& s = slot(id);
+    if (hybrid_swa()) {
+      if (n > swa_available())
+        broken(fmt::format("prefill out of SWA memory: {} tokens for request {} with {} available", n, id,
+                           swa_available()));
+      swa_used_ += n;
+      s.swa_own += n;
+    }
     s.own += n;
     s.pending = n;
     RequestState& r = row(id);
@@ -325,10 +389,23 @@ void SglangScheduler::schedule_decode(StepPlan& plan) {
   } else {
     new_token_ratio_ = std::max(new_token_ratio_ - ratio_.decay, ratio_.min);
   }
+  // prepare_for_decode → maybe_evict_swa: every window decode steps (decode_batch_idx % window
+  // == 1), the SWA slots that left the window go back.
+  if (hybrid_swa())
+    for (std::uint64_t id : running_) {
+      Slot& s = slot(id);
+      if (s.decode_steps % limits_.sliding_window == 1) evict_swa(s, row(id).computed_tokens);
+    }
   for (std::uint64_t id : running_) {
     if (!cache_.alloc(1))
       broken(fmt::format("decode out of memory for request {} after check_decode_mem passed", id));
     Slot& s = slot(id);
+    if (hybrid_swa()) {
+      if (swa_available() < 1) broken(fmt::format("decode out of SWA memory for request {}", id));
+      ++swa_used_;
+      ++s.swa_own;
+      ++s.decode_steps;
+    }
     s.own += 1;
     s.pending = 1;
     const RequestState& r = row(id);
@@ -352,6 +429,10 @@ void SglangScheduler::free_kv(std::uint64_t id) {
   s.pending = 0;
   s.node = RadixKvCache::kRoot;
   s.locked = 0;
+  swa_used_ -= s.swa_own;
+  s.swa_own = 0;
+  s.swa_evicted = 0;
+  s.decode_steps = 0;
 }
 
 void SglangScheduler::retract_decode(StepPlan& plan) {
@@ -410,6 +491,7 @@ void SglangScheduler::cache_unfinished(std::uint64_t id) {
   if (s.own != r.computed_tokens - s.locked)
     broken(fmt::format("request {} holds {} slots outside the tree, expected {}", id, s.own,
                        r.computed_tokens - s.locked));
+  if (limits_.disable_radix_cache) return;  // ChunkCache.cache_unfinished_req: the request keeps its KV
   const RadixKvCache::Insertion ins = cache_.insert(kv_request(r), r.computed_tokens, s.locked);
   cache_.inc_lock_ref(ins.node);
   cache_.dec_lock_ref(s.node);
@@ -425,6 +507,10 @@ void SglangScheduler::cache_finished(std::uint64_t id) {
   if (s.own != r.computed_tokens - s.locked)
     broken(fmt::format("request {} holds {} slots outside the tree, expected {}", id, s.own,
                        r.computed_tokens - s.locked));
+  if (limits_.disable_radix_cache) {  // ChunkCache.cache_finished_req: every slot back to the pools
+    free_kv(id);
+    return;
+  }
   cache_.insert(kv_request(r), r.computed_tokens, s.locked);
   cache_.dec_lock_ref(s.node);
   s.node = RadixKvCache::kRoot;
@@ -524,7 +610,7 @@ void SglangScheduler::check_invariants() const {
   auto known = [this](std::uint64_t id) { return !slots_.dropped(id) && slots_[id].known; };
   const std::vector<int> in_waiting = queue_membership(waiting_, base, end, known, "SglangScheduler", "waiting");
   const std::vector<int> in_running = queue_membership(running_, base, end, known, "SglangScheduler", "running");
-  Tokens own = 0;
+  Tokens own = 0, swa_own = 0;
   std::int64_t live = 0;
   for (std::uint64_t id = base; id < end; ++id) {
     if (!known(id)) continue;
@@ -533,7 +619,13 @@ void SglangScheduler::check_invariants() const {
     const RequestState& r = row(id);
     const std::string name = fmt::format("request {}", id);
     own += s.own;
+    swa_own += s.swa_own;
     if (s.own < 0 || s.pending < 0 || s.pending > s.own) broken(name + " has a negative or inconsistent slot count");
+    if (s.swa_own < 0 || s.swa_evicted < 0 || (!hybrid_swa() && (s.swa_own != 0 || s.swa_evicted != 0)))
+      broken(name + " has a negative SWA slot count, or SWA slots without an SWA pool");
+    if (hybrid_swa() && s.swa_own != s.locked + s.own - s.swa_evicted)
+      broken(fmt::format("{} holds {} SWA slots for {} tokens with KV, {} of them evicted", name, s.swa_own,
+                         s.locked + s.own, s.swa_evicted));
     const bool chunked = has_chunked_ && chunked_ == id;
     switch (r.status) {
       case RequestStatus::waiting:
@@ -574,6 +666,11 @@ void SglangScheduler::check_invariants() const {
   }
   if (own != cache_.request_tokens())
     broken(fmt::format("requests hold {} slots outside the tree, the pool counts {}", own, cache_.request_tokens()));
+  if (swa_own != swa_used_ || swa_used_ > limits_.swa_capacity)
+    broken(fmt::format("requests hold {} SWA slots, the SWA pool counts {} of {}", swa_own, swa_used_,
+                       limits_.swa_capacity));
+  if (limits_.disable_radix_cache && cache_.cached_tokens() != 0)
+    broken(fmt::format("the ChunkCache holds {} tokens in a tree", cache_.cached_tokens()));
   if (live != running())
     broken(fmt::format("{} requests have status running, the queues count {}", live, running()));
   if (live > limits_.max_running_requests)

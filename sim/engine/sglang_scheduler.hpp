@@ -29,6 +29,15 @@
 // prefill step its computed tokens are inserted into the tree and locked (cache_unfinished_req);
 // at the end all of them are inserted and unlocked (cache_finished_req).
 //
+// SWA pool (gpt-oss, §2.2; swa_capacity > 0): every new token also takes a slot in the SWA pool;
+// admission also needs _swa_budget_for_req = max(extend, window) + page below the SWA pool's free
+// slots less the batch's SWA reservations; decode needs a slot in each pool; a request's SWA slots
+// of tokens before its prefix (prefill) or length (every window-th decode step) less window + page
+// go back (_evict_swa). Only with the ChunkCache (disable_radix_cache): SWARadixCache is not modelled.
+//
+// disable_radix_cache (ChunkCache): no prefix match; a request keeps its slots outside any tree
+// and frees them all when it ends.
+//
 // Not modelled: the cache-aware policies (lpm, dfs-weight; older releases defaulted to lpm),
 // --enable-mixed-chunk, the overlap scheduler, priority scheduling, page_size above 1, speculative
 // decoding. The chunked request's next piece is limited by the token budget as well as by
@@ -63,6 +72,11 @@ struct SglangSchedulerLimits {
   std::int64_t max_running_requests = 0;    // §2.3, decided at start-up
   std::int64_t context_length = 0;
   double schedule_conservativeness = 1.0;
+  bool disable_radix_cache = false;  // ChunkCache: no prefix reuse, a request's KV freed when it ends
+  // SGLang's SWA KV pool (§2.2): the SWA pool's tokens (0: no SWA pool, kv_capacity covers every
+  // layer) and the window of its layers. kv_capacity is then the full pool's size.
+  Tokens swa_capacity = 0;
+  Tokens sliding_window = 0;
 };
 
 // The limits from a resolved SglangConfig (resolve() filled every optional) and what start-up
@@ -70,6 +84,10 @@ struct SglangSchedulerLimits {
 // an unresolved config.
 SglangSchedulerLimits sglang_scheduler_limits(const SglangConfig& resolved, Tokens kv_capacity,
                                               std::int64_t max_running_requests);
+// ... with the SWA pool start-up sized (SglangFigures swa_tokens and sliding_window; 0: none).
+SglangSchedulerLimits sglang_scheduler_limits(const SglangConfig& resolved, Tokens kv_capacity,
+                                              std::int64_t max_running_requests, Tokens swa_capacity,
+                                              Tokens sliding_window);
 
 // The new_token_ratio schedule (§2.4): init = min(0.7 × schedule_conservativeness, 1), floor =
 // init × 0.14, decay = (init − floor) / 600 per decode step.
@@ -103,6 +121,11 @@ struct SglangSlot {
   Tokens locked = 0;   // tokens of the locked path: prefix KV the request reads from the tree
   Tokens own = 0;      // slots held outside the tree
   Tokens pending = 0;  // of those, allocated for the step in flight
+  // SWA pool (§2.2): slots held, swa_evicted_seqlen (tokens before it hold none) and
+  // decode_batch_idx (decode steps since the request was last admitted).
+  Tokens swa_own = 0;
+  Tokens swa_evicted = 0;
+  std::int64_t decode_steps = 0;
   SglangAbort abort = SglangAbort::none;
   bool known = false;
   bool admitted_before = false;
@@ -140,6 +163,10 @@ class SglangScheduler final : public RequestBook<SglangSlot> {
   const SglangNewTokenRatio& new_token_ratio_schedule() const { return ratio_; }
   bool batch_is_full() const { return batch_is_full_; }
   const RadixKvCache& cache() const { return cache_; }
+  // The SWA pool (§2.2): slots held by requests, and free.
+  Tokens swa_used() const { return swa_used_; }
+  Tokens swa_available() const { return limits_.swa_capacity - swa_used_; }
+  Tokens swa_slots_of(std::uint64_t id) const;
   SglangAbort abort_reason(std::uint64_t id) const;
   // The decode batch in its order, the waiting queue in its order, the chunked request (or -1).
   const std::vector<std::uint64_t>& running_batch() const { return running_; }
@@ -160,6 +187,9 @@ class SglangScheduler final : public RequestBook<SglangSlot> {
   bool check_decode_mem(Tokens slots_needed);
   void evict_for(Tokens slots_needed);
   void retract_decode(StepPlan& plan);
+  bool hybrid_swa() const { return limits_.swa_capacity > 0; }
+  Tokens available_for_alloc() const;                  // min of the pools' free slots (SWA allocator)
+  void evict_swa(Slot& s, Tokens pre_len);             // ScheduleBatch._evict_swa
   void free_kv(std::uint64_t id);                     // frees the request's KV, keeps the tree's
   void cache_unfinished(std::uint64_t id);            // insert computed tokens, relock
   void cache_finished(std::uint64_t id);              // insert computed tokens, unlock
@@ -177,6 +207,7 @@ class SglangScheduler final : public RequestBook<SglangSlot> {
   std::int64_t prefill_in_flight_ = 0;  // prefill requests of the step in flight that finish their prefill
   bool batch_is_full_ = false;
   double new_token_ratio_ = 0;
+  Tokens swa_used_ = 0;  // SWA pool slots held by requests (ChunkCache: none cached)
   // Scratch reused every step (no allocation once warm).
   std::vector<std::uint64_t> admitted_;
   std::vector<Tokens> admitted_tokens_;

@@ -13,6 +13,7 @@
 #include "sim/core/checked.hpp"
 #include "sim/engine/engine_registry.hpp"
 #include "sim/engine/startup.hpp"
+#include "sim/model/attention_layers.hpp"
 
 namespace headroom::engine {
 
@@ -72,6 +73,7 @@ class SglangStartup {
     // layer's input until the layer returns (forward_program.hpp, vllm#10517's 108 KiB/token).
     r_.forward.caller_holds_layer_input = true;
     context_len_ = *c_.context_length;
+    hybrid_swa_ = sglang_hybrid_swa(d_.model, c_);
     rules_ = &sglang_version_rules(c_.version);
     r_.memory = make_serving_memory(d);
   }
@@ -125,9 +127,34 @@ class SglangStartup {
                        f_.mem_fraction_static));
       return false;
     }
+    f_.max_num_reqs = c_.max_running_requests ? *c_.max_running_requests : sglang_max_num_reqs(tokens, context_len_);
+    if (hybrid_swa_) {
+      // set_num_tokens_hybrid_swa after the request pool's size (§2.2): max_total_num_tokens
+      // becomes the full pool's size.
+      for (const model::AttentionLayers& kind : model::attention_layer_kinds(d_.model)) {
+        if (kind.kind == model::AttentionKind::full) f_.full_layers = static_cast<int>(kind.layers.size());
+        else {
+          f_.swa_layers = static_cast<int>(kind.layers.size());
+          f_.sliding_window = kind.window;
+        }
+      }
+      const SglangSwaTokens split =
+          sglang_hybrid_swa_tokens(tokens, f_.full_layers, f_.swa_layers, c_.swa_full_tokens_ratio, c_.page_size);
+      r_.log.push_back(fmt::format("Use sliding window memory pool. full_layer_tokens={}, swa_layer_tokens={}",
+                                   split.full, split.swa));
+      if (split.full <= 0 || split.swa <= 0) {
+        fail(r_, StartupStage::kv_cache_sizing,
+             fmt::format("Not enough memory for the SWA pool: full_layer_tokens={}, swa_layer_tokens={} "
+                         "(mem_fraction_static={}, swa_full_tokens_ratio={})",
+                         split.full, split.swa, f_.mem_fraction_static, c_.swa_full_tokens_ratio));
+        return false;
+      }
+      f_.unsplit_tokens = tokens;
+      tokens = split.full;
+      f_.swa_tokens = split.swa;
+    }
     r_.kv_tokens = tokens;
     r_.kv_blocks = tokens / c_.page_size;
-    f_.max_num_reqs = c_.max_running_requests ? *c_.max_running_requests : sglang_max_num_reqs(tokens, context_len_);
     // 0.4's ReqToTokenPool has max_num_reqs + 1 rows, and its size bounds the running requests and
     // the graph sizes (§2.6).
     pool_size_ = f_.max_num_reqs + rules_->req_to_token_pool_extra_rows;
@@ -137,10 +164,19 @@ class SglangStartup {
     // Token-to-KV pool (§2.2): 2·L tensors [size + page, Hkv, D] (K and V per layer), or L MLA
     // tensors [size + page, 1, kv_lora_rank + rope]; the first page is the dummy sink.
     const auto rows = static_cast<Bytes>(tokens + c_.page_size);
-    const int tensors = layout_.mla ? layout_.layers : 2 * layout_.layers;
     const Bytes per_token = layout_.mla ? layout_.bytes_per_token_per_layer : layout_.bytes_per_token_per_layer / 2;
-    const Bytes per_tensor = rows * per_token;
-    if (!allocate_kv_cache(r_, d_, tensors, per_tensor)) return false;
+    if (hybrid_swa_) {
+      // SWAKVPool: an MHATokenToKVPool of each size over its layers; SWATokenToKVPoolAllocator's
+      // int64 full-to-SWA index map of size + page + 1 (swa_memory_pool.py, §2.2).
+      const auto swa_rows = static_cast<Bytes>(f_.swa_tokens + c_.page_size);
+      if (!allocate_kv_cache(r_, d_, 2 * f_.full_layers, rows * per_token) ||
+          !allocate_kv_cache(r_, d_, 2 * f_.swa_layers, swa_rows * per_token) ||
+          !allocate_kv_cache(r_, d_, 1, (rows + 1) * 8))
+        return false;
+    } else {
+      const int tensors = layout_.mla ? layout_.layers : 2 * layout_.layers;
+      if (!allocate_kv_cache(r_, d_, tensors, rows * per_token)) return false;
+    }
     r_.log.push_back(fmt::format("KV Cache is allocated. #tokens: {}, K size: {:.2f} GB, V size: {:.2f} GB", tokens,
                                  static_cast<double>(r_.bytes.kv_cache) / 2 / static_cast<double>(GiB),
                                  static_cast<double>(r_.bytes.kv_cache) / 2 / static_cast<double>(GiB)));
@@ -156,7 +192,8 @@ class SglangStartup {
 
   Bytes workspace_for(std::int64_t kv_tokens) const {
     if (*c_.attention_backend == SglangAttentionBackend::flashinfer) return model::kSglangFlashInferWorkspace;
-    if (*c_.attention_backend == SglangAttentionBackend::torch_native) return 0;
+    if (*c_.attention_backend == SglangAttentionBackend::torch_native || *c_.attention_backend == SglangAttentionBackend::fa3)
+      return 0;
     std::int64_t reqs = c_.max_running_requests ? *c_.max_running_requests : sglang_max_num_reqs(kv_tokens, context_len_);
     return aiter_workspace_bytes(reqs, d_.model.heads / d_.placement().attn_tp, d_.model.head_dim, workspace_context(kv_tokens));
   }
@@ -203,6 +240,12 @@ class SglangStartup {
       r_.eager = eager;
       return true;
     }
+    if (*c_.attention_backend == SglangAttentionBackend::fa3) {
+      // FlashAttentionBackend keeps no workspace of its own; FA3's kernels allocate their
+      // softmax_lse per call (§4a). Its graph metadata comes with the graphs (init_device_graphs).
+      r_.forward.attention = model::AttentionBackend::flash_attn;
+      return true;
+    }
     if (*c_.attention_backend == SglangAttentionBackend::flashinfer) {
       r_.forward.attention = model::AttentionBackend::flashinfer;
       r_.forward.attention_workspace = model::kSglangFlashInferWorkspace;
@@ -226,6 +269,12 @@ class SglangStartup {
       sizes = graph_batch_sizes(pool_size_);
     }
     if (sizes.empty()) return true;
+    if (*c_.attention_backend == SglangAttentionBackend::fa3) {
+      // CudaGraphRunner calls the backend's init_cuda_graph_state(max_bs) before capturing.
+      const int max_bs = *std::max_element(sizes.begin(), sizes.end());
+      for (Bytes bytes : sglang_fa3_graph_buffers(max_bs, context_len_, c_.page_size, hybrid_swa_))
+        if (!allocate_engine_buffer(r_, d_, bytes, StartupStage::cuda_graph_capture)) return false;
+    }
     DecodeGraph graph;
     graph.forward = r_.forward;
     // cuda_graph_runner.py @ v0.4.6 capture_one_batch_size: self.output_buffers[bs] keeps each
@@ -265,6 +314,7 @@ class SglangStartup {
   StartupResult r_;
   SglangFigures f_;
   std::int64_t context_len_ = 0;
+  bool hybrid_swa_ = false;  // SGLang's SWA KV pool (§2.2)
   model::KvLayout layout_;
 };
 

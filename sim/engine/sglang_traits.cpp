@@ -69,13 +69,22 @@ const EngineTraits& sglang_traits() {
         return sglang_startup(d, of(c), directives);
       },
       .make_scheduler = [](const StartupResult& st) -> std::unique_ptr<Scheduler> {
-        return std::make_unique<SglangScheduler>(
-            sglang_scheduler_limits(of(st.config), st.kv_tokens, st.max_running_requests));
+        const auto* f = std::get_if<SglangFigures>(&st.figures);
+        return std::make_unique<SglangScheduler>(sglang_scheduler_limits(of(st.config), st.kv_tokens,
+                                                                         st.max_running_requests,
+                                                                         f ? f->swa_tokens : 0,
+                                                                         f ? f->sliding_window : 0));
       },
       .command_line = sglang_command_line,
       // §2.2: --max-total-tokens can only lower the pool the fraction's profile gives.
       .capacity_setting =
           [](const StartupResult& st) {
+            // With the SWA pool --max-total-tokens caps the tokens before the split (§2.2).
+            const auto* f = std::get_if<SglangFigures>(&st.figures);
+            if (f && f->swa_tokens > 0)
+              return fmt::format("--max-total-tokens {} (it only lowers the pool --mem-fraction-static sizes; "
+                                 "split into {} full and {} SWA tokens)",
+                                 f->unsplit_tokens, st.kv_tokens, f->swa_tokens);
             return fmt::format("--max-total-tokens {} (it only lowers the pool --mem-fraction-static sizes)",
                                st.kv_tokens);
           },

@@ -9,7 +9,8 @@ EngineConfig read_sglang_knobs(const YamlSection& s) {
   s.check_keys({"kind", "version", "mem_fraction_static", "chunked_prefill_size", "max_prefill_tokens", "max_running_requests",
                 "max_total_tokens", "cuda_graph_max_bs", "cuda_graph_bs", "disable_cuda_graph", "context_length",
                 "attention_backend", "page_size", "schedule_conservativeness", "kv_cache_dtype",
-                "gpu_memory_capacity_mib", "sampling_backend"});
+                "gpu_memory_capacity_mib", "sampling_backend", "swa_full_tokens_ratio", "disable_hybrid_swa_memory",
+                "disable_radix_cache"});
   SglangConfig c;
   if (s.present("version")) c.version = parsed(s, "version", parse_sglang_version);
   if (s.present("mem_fraction_static")) c.mem_fraction_static = fraction(s, "mem_fraction_static");
@@ -28,6 +29,9 @@ EngineConfig read_sglang_knobs(const YamlSection& s) {
   if (s.present("kv_cache_dtype")) c.kv_cache_dtype = parsed(s, "kv_cache_dtype", model::parse_kv_cache_dtype);
   if (s.present("gpu_memory_capacity_mib")) c.gpu_memory_capacity_mib = s.positive("gpu_memory_capacity_mib");
   if (s.present("sampling_backend")) c.sampling_backend = parsed(s, "sampling_backend", model::parse_sampler_kind);
+  if (s.present("swa_full_tokens_ratio")) c.swa_full_tokens_ratio = s.positive("swa_full_tokens_ratio");
+  s.optional_bool("disable_hybrid_swa_memory", c.disable_hybrid_swa_memory);
+  s.optional_bool("disable_radix_cache", c.disable_radix_cache);
   return c;
 }
 
@@ -51,6 +55,9 @@ void write_sglang_knobs(YAML::Emitter& e, const EngineConfig& config) {
   e << YAML::Key << "kv_cache_dtype" << YAML::Value << str(model::kv_cache_dtype_name(c.kv_cache_dtype));
   opt(e, "gpu_memory_capacity_mib", c.gpu_memory_capacity_mib);
   e << YAML::Key << "sampling_backend" << YAML::Value << str(model::sampler_kind_name(c.sampling_backend));
+  e << YAML::Key << "swa_full_tokens_ratio" << YAML::Value << c.swa_full_tokens_ratio;
+  e << YAML::Key << "disable_hybrid_swa_memory" << YAML::Value << c.disable_hybrid_swa_memory;
+  e << YAML::Key << "disable_radix_cache" << YAML::Value << c.disable_radix_cache;
 }
 
 }  // namespace headroom::engine

@@ -76,6 +76,13 @@ struct SglangFigures {
   Bytes cell_size = 0;             // KV bytes per token, all layers on this rank
   std::int64_t max_num_reqs = 0;   // ReqToTokenPool rows
   std::int64_t max_running_requests = 0;
+  // The SWA KV pool (§2.2; all 0 without one): set_num_tokens_hybrid_swa's split of the profiled
+  // tokens (full_tokens is the KV pool's kv_tokens) and the window its SWA layers attend to.
+  std::int64_t swa_tokens = 0;
+  std::int64_t unsplit_tokens = 0;  // max_total_num_tokens before the split (what --max-total-tokens caps)
+  std::int64_t sliding_window = 0;
+  int full_layers = 0;
+  int swa_layers = 0;
 };
 
 // LightLLM's profile (§3) and its max-length check prefill.

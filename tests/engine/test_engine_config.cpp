@@ -280,8 +280,9 @@ TEST_CASE("engine option names parse in the engines' spellings and reject others
                     "vllm.attention_backend: expected one of FLASH_ATTN, FLASHINFER, FLASHMLA, CUTLASS_MLA, "
                     "TRITON_MLA, ROCM_AITER_MLA, got 'XFORMERS'");
   CHECK(parse_sglang_attention_backend("aiter", "b") == SglangAttentionBackend::aiter);
-  CHECK_THROWS_WITH(parse_sglang_attention_backend("fa3", "sglang.attention_backend"),
-                    "sglang.attention_backend: expected one of flashinfer, aiter, torch_native, got 'fa3'");
+  CHECK(parse_sglang_attention_backend("fa3", "b") == SglangAttentionBackend::fa3);
+  CHECK_THROWS_WITH(parse_sglang_attention_backend("triton", "sglang.attention_backend"),
+                    "sglang.attention_backend: expected one of flashinfer, aiter, torch_native, fa3, got 'triton'");
   CHECK(parse_usage_context("api-server", "u") == UsageContext::api_server);
   CHECK_THROWS_WITH(parse_usage_context("cli", "vllm.usage_context"),
                     "vllm.usage_context: expected one of api_server, llm_class, got 'cli'");

@@ -1,0 +1,239 @@
+// SGLang's SWA KV pool for gpt-oss (docs/serving-memory-model.md §2.2): set_num_tokens_hybrid_swa's
+// split, SWAKVPool's tensors and index map, FA3's graph metadata, the attention backend SGLang
+// picks for gpt-oss, and the scheduler's two pools (admission against both, SWA slots freed as
+// they leave the window, ChunkCache), with invariants after every step.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/core/error.hpp"
+#include "sim/engine/engine_registry.hpp"
+#include "sim/engine/sglang_scheduler.hpp"
+#include "sim/engine/startup.hpp"
+#include "tests/engine/deployment_on.hpp"
+#include "tests/engine/scheduler_harness.hpp"
+#include "tests/support/allocation_counter.hpp"
+
+using namespace headroom;
+using namespace headroom::engine;
+
+using headroom::engine::test::on;
+
+namespace {
+
+SglangSchedulerLimits swa_limits(Tokens full, Tokens swa, Tokens window, std::int64_t chunk = 8192) {
+  SglangSchedulerLimits l;
+  l.kv_capacity = full;
+  l.chunked_prefill_size = chunk;
+  l.max_prefill_tokens = 16384;
+  l.max_running_requests = 1000;
+  l.context_length = 1 << 20;
+  l.disable_radix_cache = true;
+  l.swa_capacity = swa;
+  l.sliding_window = window;
+  return l;
+}
+
+using SwaHarness = headroom::engine::test::SchedulerHarness<SglangScheduler>;
+
+SglangConfig chunk_cache() {
+  SglangConfig c;
+  c.disable_radix_cache = true;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("SGLang SWA split: gpt-oss-20b's 12 + 12 layers, 1,000,000 tokens -> 1,111,111 full, 888,888 SWA") {
+  // set_num_tokens_hybrid_swa: int(24,000,000 / (0.8 × 12 + 12)) = int(1,111,111.1), int(× 0.8).
+  CHECK(sglang_hybrid_swa_tokens(1000000, 12, 12, 0.8, 1) == SglangSwaTokens{1111111, 888888});
+  // ratio 0.5, page 64: int(24e6 / 18) = 1,333,333 -> 1,333,312; int(666,666.5) = 666,666 -> 666,624.
+  CHECK(sglang_hybrid_swa_tokens(1000000, 12, 12, 0.5, 64) == SglangSwaTokens{1333312, 666624});
+  // ratio 1: the same tokens in both pools.
+  CHECK(sglang_hybrid_swa_tokens(1000, 18, 18, 1.0, 1) == SglangSwaTokens{1000, 1000});
+}
+
+TEST_CASE("SGLang FA3 graph metadata: 256 graphs of a 131,072-token context, with the SWA page table") {
+  // cache_seqlens int32 [256]; cu_seqlens_q/k int32 [257]; page_table int32 [256, 131072] = 128 MiB;
+  // strided_indices int64 [131072] = 1 MiB; swa_page_table like page_table.
+  CHECK(sglang_fa3_graph_buffers(256, 131072, 1, true) ==
+        std::vector<Bytes>{1024, 1028, 1028, 134217728, 1048576, 134217728});
+  CHECK(sglang_fa3_graph_buffers(8, 1000, 64, false) == std::vector<Bytes>{32, 36, 36, 8 * 16 * 4, 16 * 8});
+}
+
+TEST_CASE("SGLang gpt-oss-20b on an H100 with --disable-radix-cache: fa3, 1.11x full and 0.89x SWA tokens") {
+  SglangConfig c = chunk_cache();
+  StartupResult r = sglang_startup(on("h100-sxm-80gb", "gpt-oss-20b"), c);
+  REQUIRE(r.ok);
+  const auto& config = std::get<SglangConfig>(r.config);
+  CHECK(config.attention_backend == SglangAttentionBackend::fa3);
+  const auto& f = std::get<SglangFigures>(r.figures);
+  // cell_size over all 24 layers: 8 KV heads × (64 + 64) × 24 × 2 bytes.
+  CHECK(f.cell_size == 49152);
+  const auto profiled = static_cast<std::int64_t>(f.rest_memory / 49152.0);
+  const SglangSwaTokens split = sglang_hybrid_swa_tokens(profiled, 12, 12, 0.8, 1);
+  // 1,153,296 profiled tokens (the pool --disable-hybrid-swa-memory gets): int(27,679,104 / 21.6)
+  // = 1,281,440 full, int(× 0.8) = 1,025,152 SWA.
+  CHECK(profiled == 1153296);
+  CHECK(split == SglangSwaTokens{1281440, 1025152});
+  CHECK(r.kv_tokens == split.full);
+  CHECK(f.swa_tokens == split.swa);
+  // --max-total-tokens caps the tokens before the split: the setting that gives this pool.
+  CHECK_THAT(engine_traits(model::Engine::sglang).capacity_setting(r),
+             Catch::StartsWith("--max-total-tokens 1153296 (") && Catch::Contains("1281440 full and 1025152 SWA"));
+  CHECK(f.sliding_window == 128);
+  CHECK(f.full_layers == 12);
+  CHECK(f.swa_layers == 12);
+  // The request pool is sized before the split, from the profiled tokens (§2.3).
+  CHECK(f.max_num_reqs == sglang_max_num_reqs(profiled, 131072));
+  // 24 full-layer tensors [full + 1, 8, 64], 24 SWA-layer tensors [swa + 1, 8, 64], the int64 map.
+  REQUIRE(r.memory.kv_cache.size() == 49);
+  CHECK(r.memory.kv_cache[0]->requested_size == static_cast<Bytes>(split.full + 1) * 8 * 64 * 2);
+  CHECK(r.memory.kv_cache[24]->requested_size == static_cast<Bytes>(split.swa + 1) * 8 * 64 * 2);
+  CHECK(r.memory.kv_cache[48]->requested_size == static_cast<Bytes>(split.full + 2) * 8);
+  // The pools' bytes stay within the profiled budget: the split moves tokens, not memory.
+  CHECK(static_cast<double>(split.full + split.swa) * 12 * 2048 <= f.rest_memory);
+  CHECK(r.forward.attention == model::AttentionBackend::flash_attn);
+  CHECK(r.forward.attention_workspace == 0);
+  // FA3's graph metadata for 256 graphs (the §2.1 table's cuda_graph_max_bs on 80 GB): 257 MiB of
+  // workspaces, 2 × 128 MiB page tables among them.
+  CHECK(r.graph_batch_sizes.back() == 256);
+  CHECK(r.bytes.workspaces >= 2 * 134217728 + 1048576);
+}
+
+TEST_CASE("SGLang gpt-oss: the radix cache on the SWA pool, non-Hopper GPUs and flashinfer are errors") {
+  SglangConfig radix;
+  CHECK_THROWS_WITH(resolve(radix, on("h100-sxm-80gb", "gpt-oss-20b")),
+                    Catch::Contains("pass --disable-radix-cache (disable_radix_cache: true) for its ChunkCache"));
+  SglangConfig a100 = chunk_cache();
+  CHECK_THROWS_WITH(resolve(a100, on("a100-80gb", "gpt-oss-20b")),
+                    Catch::Contains("runs on triton here, which is not modelled"));
+  SglangConfig b200 = chunk_cache();
+  CHECK_THROWS_WITH(resolve(b200, on("b200", "gpt-oss-20b")), Catch::Contains("runs on trtllm_mha here"));
+  SglangConfig flashinfer = chunk_cache();
+  flashinfer.attention_backend = SglangAttentionBackend::flashinfer;
+  CHECK_THROWS_WITH(resolve(flashinfer, on("h100-sxm-80gb", "gpt-oss-20b")), Catch::Contains("runs on flashinfer here"));
+  SglangConfig ratio = chunk_cache();
+  ratio.swa_full_tokens_ratio = 0;
+  CHECK_THROWS_WITH(resolve(ratio, on("h100-sxm-80gb", "gpt-oss-20b")),
+                    Catch::Contains("swa_full_tokens_ratio: expected a value above 0, got 0"));
+}
+
+TEST_CASE("SGLang gpt-oss with --disable-hybrid-swa-memory: one MHA pool over all 24 layers, radix cache kept") {
+  SglangConfig c;
+  c.disable_hybrid_swa_memory = true;
+  c.disable_cuda_graph = true;
+  StartupResult r = sglang_startup(on("h100-sxm-80gb", "gpt-oss-20b"), c);
+  REQUIRE(r.ok);
+  const auto& f = std::get<SglangFigures>(r.figures);
+  CHECK(f.swa_tokens == 0);
+  CHECK(r.kv_tokens == static_cast<std::int64_t>(f.rest_memory / 49152.0));
+  CHECK(r.kv_tokens == 1153296);
+  REQUIRE(r.memory.kv_cache.size() == 48);
+}
+
+TEST_CASE("SGLang SWA scheduler: decode frees the SWA slots that left the window every window steps") {
+  SwaHarness h(swa_limits(10000, 1000, 8));
+  const auto id = h.add(30, 40);
+  h.step();  // prefill: 30 slots in each pool
+  CHECK(h.sched.swa_slots_of(id) == 30);
+  h.step();  // decode 1 (decode_batch_idx 0): no eviction, one more slot
+  CHECK(h.sched.swa_slots_of(id) == 31);
+  // decode 2 (decode_batch_idx 1): tokens before 31 - 8 - 1 = 22 give their SWA slots back.
+  h.step();
+  CHECK(h.sched.swa_slots_of(id) == 31 - 22 + 1);
+  CHECK(h.sched.cache().request_tokens() == 32);  // the full pool keeps every token
+  for (int k = 0; k < 7; ++k) h.step();         // decode_batch_idx 2..8: no eviction
+  CHECK(h.sched.swa_slots_of(id) == 17);
+  h.step();  // decode_batch_idx 9: before 39 - 9 = 30
+  CHECK(h.sched.swa_slots_of(id) == 39 - 30 + 1);
+  while (h.sched.has_work()) h.step();
+  CHECK(h.sched.swa_used() == 0);  // ChunkCache: a finished request frees both pools
+  CHECK(h.sched.cache().request_tokens() == 0);
+  CHECK(h.sched.cache().cached_tokens() == 0);
+}
+
+TEST_CASE("SGLang SWA scheduler: admission stops at the SWA budget, max(extend, window) + page per request") {
+  // SWA pool 300, window 64: each 100-token prompt reserves 101; the third would leave 300 - 202 =
+  // 98 <= 101 and waits although the full pool has room.
+  SwaHarness h(swa_limits(100000, 300, 64));
+  for (int i = 0; i < 3; ++i) h.add(100, 10);
+  h.step();
+  CHECK(h.plan.scheduled.size() == 2);
+  CHECK(h.sched.waiting() == 1);
+  CHECK(h.sched.batch_is_full());
+  // A prompt under the window still reserves the window: 64 + 1.
+  SwaHarness small(swa_limits(100000, 200, 64));
+  for (int i = 0; i < 4; ++i) small.add(10, 5);
+  small.step();
+  CHECK(small.plan.scheduled.size() == 3);  // 3 × 65 = 195; the 4th sees 200 - 195 = 5
+}
+
+TEST_CASE("SGLang SWA scheduler: a long chunked prompt holds only about a window of SWA slots between chunks") {
+  SwaHarness h(swa_limits(100000, 2000, 128, 512));
+  const auto id = h.add(2000, 4);
+  h.step();  // chunk 1: 512 tokens
+  CHECK(h.sched.swa_slots_of(id) == 512);
+  h.step();  // chunk 2: tokens before 512 - 128 - 1 = 383 freed, 512 more
+  CHECK(h.sched.swa_slots_of(id) == 512 - 383 + 512);
+  while (h.sched.has_work()) h.step();
+  CHECK(h.sched.swa_used() == 0);
+}
+
+TEST_CASE("SGLang SWA scheduler: seeded mixed load keeps both pools' invariants, retraction frees SWA slots") {
+  SwaHarness h(swa_limits(3000, 900, 32, 256));
+  std::uint64_t seed = 12345;
+  auto next = [&seed](std::uint64_t n) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (seed >> 33) % n;
+  };
+  for (int i = 0; i < 60; ++i) {
+    h.add(static_cast<Tokens>(20 + next(700)), static_cast<Tokens>(1 + next(400)));
+    for (int k = 0; k < 3; ++k) h.step();  // invariants after every call (harness)
+  }
+  while (h.sched.has_work()) h.step();
+  CHECK(h.sched.swa_used() == 0);
+  CHECK(h.sched.counters().preemptions > 0);
+}
+
+TEST_CASE("SGLang SWA scheduler: a warm decode loop with SWA evictions allocates nothing") {
+  SwaHarness h(swa_limits(100000, 20000, 16));
+  for (int i = 0; i < 8; ++i) h.add(40 + i, 5000);
+  for (int k = 0; k < 200; ++k) h.step();  // warm: every request decoding, evictions seen
+  StepPlan plan;
+  std::vector<std::uint64_t> finished;
+  finished.reserve(16);
+  h.sched.schedule(0, plan);  // the plan's vectors reach their size
+  h.sched.complete_step(plan, 0, finished);
+  const std::size_t before = headroom::test::heap_allocations();
+  for (int k = 0; k < 500; ++k) {
+    plan.clear();
+    h.sched.schedule(0, plan);
+    h.sched.complete_step(plan, 0, finished);
+  }
+  CHECK(headroom::test::heap_allocations() == before);
+  h.sched.check_invariants();
+  CHECK(h.sched.swa_used() < 8 * (2 * 16 + 2));  // at most two windows and a page each
+}
+
+TEST_CASE("SGLang SWA scheduler: the radix cache on an SWA pool is refused") {
+  SglangSchedulerLimits l = swa_limits(1000, 500, 8);
+  l.disable_radix_cache = false;
+  CHECK_THROWS_AS(SglangScheduler(l), InputError);
+}
+
+TEST_CASE("SGLang --disable-radix-cache (ChunkCache): no prefix reuse, every slot freed when a request ends") {
+  SglangSchedulerLimits l = swa_limits(100000, 0, 0);
+  REQUIRE(l.disable_radix_cache);
+  SwaHarness h(l);
+  const auto a = h.add(1200, 3, {7, 8});
+  h.step();
+  const auto b = h.add(1200, 3, {7, 8});  // the same two 512-token blocks: a radix cache would hit 1024
+  while (h.sched.has_work()) h.step();
+  CHECK(h.r(a).cached_tokens == 0);
+  CHECK(h.r(b).cached_tokens == 0);
+  CHECK(h.sched.counters().prefix_hit_tokens == 0);
+  CHECK(h.sched.cache().cached_tokens() == 0);
+  CHECK(h.sched.cache().available_size() == 100000);
+}
