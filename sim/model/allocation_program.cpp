@@ -57,6 +57,8 @@ std::string_view tensor_name(Tensor tensor) {
     case Tensor::greedy_ids: return "greedy_ids";
     case Tensor::sort_values: return "logits_sort";
     case Tensor::sort_indices: return "logits_idx";
+    case Tensor::sort_reverse_indices: return "reverse_indices";
+    case Tensor::sort_cub_temp: return "cub_temp_storage";
     case Tensor::top_k_mask: return "top_k_mask";
     case Tensor::top_p_probs: return "probs_sort";
     case Tensor::top_p_mask: return "top_p_mask";

@@ -71,6 +71,8 @@ enum class Tensor : std::uint8_t {
   greedy_ids,
   sort_values,
   sort_indices,
+  sort_reverse_indices,
+  sort_cub_temp,
   top_k_mask,
   top_p_probs,
   top_p_mask,

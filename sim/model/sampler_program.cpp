@@ -1,5 +1,7 @@
 #include "sim/model/sampler_program.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
@@ -41,6 +43,44 @@ std::uint32_t emit_lm_head(ProgramBuilder& b, const ModelConfig& m, Bytes N, int
   return logits;
 }
 
+// cub's temporary storage for a radix sort of key/value pairs without a DoubleBuffer: the alternate
+// keys and values, each rounded up to 256 B, and 255 B to align the blob (cub 2.1.0
+// cub/device/dispatch/dispatch_radix_sort.cuh DispatchSegmentedRadixSort::InvokePasses,
+// cub/util_device.cuh AliasTemporaries). PyTorch asks its allocator for exactly this.
+constexpr Bytes cub_sort_pairs_temp_bytes(Bytes elements, Bytes key_bytes, Bytes value_bytes) {
+  constexpr Bytes kAlign = 256;
+  auto aligned = [](Bytes n) { return (n + kAlign - 1) / kAlign * kAlign; };
+  return aligned(elements * key_bytes) + aligned(elements * value_bytes) + (kAlign - 1);
+}
+
+// The scratch of PyTorch's CUDA sort of [N, V] fp32 logits with int64 indices along V, after its
+// outputs. aten/src/ATen/native/cuda/Sort.h should_use_small_sort: rows of at most 4,096 entries
+// sort in place (no scratch). SortStable.cu (pytorch@061531e) do_launch_stable_sort_kernel sorts
+// whole rows, at most INT_MAX elements a pass; a pass of 128 rows or more with rows under 1,000,000
+// takes segmented_sort_pairs, which allocates reverse_indices (int64, 8 B an element) and then, in
+// at::cuda::cub::segmented_sort_pairs (ATen/cuda/cub.cuh CUB_WRAPPER), cub's temporary storage;
+// the storage is freed when the cub call returns, reverse_indices when segmented_sort_pairs does,
+// before the next pass. Passes of fewer rows take segmented_sort_pairs_by_full_sort (int2 pairs
+// and cub::DeviceRadixSort) or, one row, segmented_sort_large_segments: not modelled.
+void emit_stable_sort_scratch(ProgramBuilder& b, Bytes N, Bytes V) {
+  constexpr Bytes kSmallSortMax = 4096;        // Sort.h should_use_small_sort
+  constexpr Bytes kIntMax = 2147483647;        // SortStable.cu numel_or_intmax
+  constexpr Bytes kSegmentedRowsMin = 128;     // SortStable.cu: nsegments < 128 → full sort
+  constexpr Bytes kLargeSegmentMin = 1000000;  // SortStable.cu: nsort >= 1000000 → one row a call
+  if (V <= kSmallSortMax || V >= kLargeSegmentMin) return;
+  const Bytes rows_per_pass = kIntMax / V;     // nbatch / nsort
+  for (Bytes done = 0; done < N;) {
+    const Bytes rows = std::min(N - done, rows_per_pass);
+    done += rows;
+    if (rows < kSegmentedRowsMin) continue;
+    const Bytes elements = rows * V;
+    std::uint32_t reverse = b.alloc(Tensor::sort_reverse_indices, elements * 8);
+    std::uint32_t cub = b.alloc(Tensor::sort_cub_temp, cub_sort_pairs_temp_bytes(elements, 4, 8));
+    b.free(cub);
+    b.free(reverse);
+  }
+}
+
 }  // namespace
 
 void emit_sampler(ProgramBuilder& b, const ModelConfig& m, std::int64_t seqs, int tp, const SamplerOptions& o) {
@@ -69,11 +109,13 @@ void emit_sampler(ProgramBuilder& b, const ModelConfig& m, std::int64_t seqs, in
       break;
     case SamplerKind::native: {
       // vllm/v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p: logits.sort → fp32 values and
-      // int64 indices; top-k: bool mask; top-p: softmax (cumsum in place) and a bool mask; the
-      // masked values are scattered back (a new tensor unless in place). Tiny [N] temporaries
-      // (k as int64, the gathered threshold) are left out.
+      // int64 indices, then the sort's scratch (vllm#15105's 1.74 GiB); top-k: bool mask; top-p:
+      // softmax (cumsum in place) and a bool mask; the masked values are scattered back (a new
+      // tensor unless in place). Tiny [N] temporaries (k as int64, the gathered threshold) are
+      // left out.
       std::uint32_t sorted = b.alloc(Tensor::sort_values, NV * 4);
       std::uint32_t index = b.alloc(Tensor::sort_indices, NV * 8);
+      emit_stable_sort_scratch(b, N, V);
       std::uint32_t k_mask = b.alloc(Tensor::top_k_mask, NV * 1);
       std::uint32_t p_probs = b.alloc(Tensor::top_p_probs, NV * 4);
       std::uint32_t p_mask = b.alloc(Tensor::top_p_mask, NV * 1);

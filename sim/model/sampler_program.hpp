@@ -12,7 +12,7 @@ namespace headroom::model {
 
 enum class SamplerKind {
   greedy,      // all requests at temperature 0: argmax over the fp32 logits (≈6 B × N × V)
-  native,      // PyTorch top-k/top-p: sort, masks, scatter, softmax, exponential noise (≈26–28 B × N × V)
+  native,      // PyTorch top-k/top-p: sort, masks, scatter, softmax, noise (≈26–28 B × N × V; 38 B inside the sort at ≥ 128 rows)
   flashinfer,  // FlashInfer top_k_top_p_sampling_from_logits: masked logits, softmax (≈12–16 B × N × V)
 };
 std::string_view sampler_kind_name(SamplerKind kind);  // "greedy", "native", "flashinfer"

@@ -61,7 +61,7 @@ TEST_CASE("the engines' KV arithmetic as pure functions") {
   CHECK(static_cast<double>(lightllm_req_to_token_bytes(1000, 8448, 16384)) / MiB == Approx(63.09).epsilon(0.001));
 }
 
-TEST_CASE("§8 vLLM on one H100-80G: KV 52.5-54 GiB, 430-440k tokens, graphs out of the margin") {
+TEST_CASE("§8 vLLM on one H100-80G: KV 51-52 GiB, 420-425k tokens, graphs out of the margin") {
   StartupResult r = vllm_startup(on("h100-sxm-80gb"), VllmConfig{});
   REQUIRE(r.ok);
   CHECK(r.stage == StartupStage::serving);
@@ -71,17 +71,20 @@ TEST_CASE("§8 vLLM on one H100-80G: KV 52.5-54 GiB, 430-440k tokens, graphs out
   CHECK(*c.max_num_seqs == 1024);
   CHECK(gib(f.requested) == Approx(0.9 * 79.19).epsilon(0.001));  // 71.27 GiB
   CHECK(gib(f.model_memory_usage) == Approx(14.96).epsilon(0.002));
-  // The profile's peak is the native sampler over 1024 rows: between §4a's FlashInfer and native figures.
-  CHECK(gib(f.torch_peak_increase) >= 1.7);
-  CHECK(gib(f.torch_peak_increase) <= 3.6);
+  // The profile's peak is the native sampler over 1024 rows, inside PyTorch's stable sort: 38 B ×
+  // 1024 × 128,256 = 4.65 GiB (§4a; 10 B a row and entry more than the 28 B after the sort, i.e.
+  // 1.22 GiB, the stable sort's reverse indices 8 B and cub's alternate buffers 12 B).
+  CHECK(gib(f.torch_peak_increase) >= 4.64);
+  CHECK(gib(f.torch_peak_increase) <= 4.8);
   CHECK(f.non_torch_increase == kDefaultNonTorchGrowth);
-  CHECK(gib(static_cast<Bytes>(f.available_kv)) >= 52.5);
-  CHECK(gib(static_cast<Bytes>(f.available_kv)) <= 54.0);
-  CHECK(r.kv_blocks >= 26900);
-  CHECK(r.kv_blocks <= 27600);
+  // 52.75 GiB before the sort's scratch was modelled, less its 1.22 GiB.
+  CHECK(gib(static_cast<Bytes>(f.available_kv)) >= 51.0);
+  CHECK(gib(static_cast<Bytes>(f.available_kv)) <= 52.0);
+  CHECK(r.kv_blocks >= 26300);
+  CHECK(r.kv_blocks <= 26500);
   CHECK(r.kv_tokens == r.kv_blocks * 16);
-  CHECK(r.kv_tokens >= 430000);
-  CHECK(r.kv_tokens <= 440000);
+  CHECK(r.kv_tokens >= 420000);
+  CHECK(r.kv_tokens <= 425000);
   CHECK(f.page_size == 64 * KiB);
   CHECK(f.max_concurrency == Approx(static_cast<double>(r.kv_blocks) / 8192));
   // One KV tensor per layer, each page_size × num_blocks (2 MiB-rounded segments).

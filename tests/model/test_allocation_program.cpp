@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/allocator/caching_allocator.hpp"
+#include "sim/allocator/size_rules.hpp"
 #include "sim/core/error.hpp"
 #include "sim/model/catalogue.hpp"
 #include "sim/model/program_runner.hpp"
@@ -181,19 +182,25 @@ TEST_CASE("fp32 logits of 1024 sequences × 201,088 entries are 785.5 MiB, repor
   CHECK(gpu.allocator.allocated_bytes() == 0);
 }
 
-TEST_CASE("sampler peaks: native ≈28 B, FlashInfer 14 B, greedy 6 B per sequence and vocabulary entry (§4a)") {
+TEST_CASE("sampler peaks: native 38 B, FlashInfer 14 B, greedy 6 B per sequence and vocabulary entry (§4a)") {
   ModelConfig llama = catalogue_model("Llama-3.1-8B");
   const Bytes N = 1024, V = 128256, rows = N * 4096 * 2;  // + the [N, H] hidden rows sampled
   AllocationProgram native = sampler_program(llama, 1024);
   CHECK(check_program(native).empty());
   Bytes peak = program_figures(native).peak;
-  CHECK(peak == 28 * N * V + rows);
-  CHECK(peak == Approx(3.4 * GiB).epsilon(0.02));  // §4a: ≈ 3.4 GiB at the vLLM profile's N = 1024
-  CHECK(native.ops[program_figures(native).peak_op].tensor == Tensor::masked_logits);
+  // Inside logits.sort: bf16 logits 2 + fp32 copy 4 + sorted values 4 + indices 8 + the stable
+  // sort's reverse indices 8 and cub's alternate buffers 4 + 8 (their 256 B alignments are whole
+  // here, 128,256 = 501 × 256, so cub adds only its 255 B of slack).
+  CHECK(peak == 38 * N * V + rows + 255);
+  CHECK(peak == Approx(4.65 * GiB).epsilon(0.02));  // §4a: ≈ 4.65 GiB at the vLLM profile's N = 1024
+  CHECK(native.ops[program_figures(native).peak_op].tensor == Tensor::sort_cub_temp);
 
+  // After the sort the masks and the scattered copy peak at 28 B (24 B scattering in place), so
+  // the sort's moment is the peak either way; 127 rows take the full-sort path, not modelled.
   SamplerOptions in_place;
   in_place.scatter_in_place = true;
-  CHECK(program_figures(sampler_program(llama, 1024, 1, in_place)).peak == 24 * N * V + rows);
+  CHECK(program_figures(sampler_program(llama, 1024, 1, in_place)).peak == 38 * N * V + rows + 255);
+  CHECK(program_figures(sampler_program(llama, 127)).peak == 28 * 127 * V + 127 * 4096 * 2);
   CHECK(program_figures(sampler_program(llama, 1024, 1, {SamplerKind::flashinfer})).peak == 14 * N * V + rows + N * 4);
   CHECK(program_figures(sampler_program(llama, 1024, 1, {SamplerKind::greedy})).peak == 6 * N * V + rows + N * 8);
 
@@ -202,6 +209,58 @@ TEST_CASE("sampler peaks: native ≈28 B, FlashInfer 14 B, greedy 6 B per sequen
   SlotTable slots;
   ProgramRun r = run_program(gpu.allocator, native, slots);
   CHECK(r.peak_allocated == Approx(static_cast<double>(peak)).epsilon(0.002));
+}
+
+TEST_CASE("the native sampler's sort asks for 1.74 GiB of cub scratch at 1,024 rows of 152,064 (vllm#15105)") {
+  // vllm#15105 / vllm#14452 (vLLM 0.8.x V1, Qwen2.5's 152,064-entry vocabulary, 1,024 dummy
+  // requests): "Tried to allocate 1.74 GiB" inside logits.sort. PyTorch SortStable.cu
+  // segmented_sort_pairs: reverse_indices (int64), then cub's alternate fp32 keys and int64 values,
+  // each aligned to 256 B, + 255 B (cub 2.1.0 AliasTemporaries).
+  ModelConfig m = catalogue_model("Llama-3.1-8B");
+  m.name = "vocab-152064";
+  m.vocab = 152064;
+  AllocationProgram p = sampler_program(m, 1024);
+  CHECK(check_program(p).empty());
+  CHECK(first_alloc(p, Tensor::sort_reverse_indices, kNoLayer) == 1024ull * 152064 * 8);
+  const Bytes cub = first_alloc(p, Tensor::sort_cub_temp, kNoLayer);
+  CHECK(cub == 1024ull * 152064 * 12 + 255);  // 152,064 = 594 × 256: both buffers already aligned
+  CHECK(cub == 1'868'562'687);
+  // The order inside the sort: values, indices, reverse_indices, cub's storage; cub's goes first.
+  std::vector<Tensor> order;
+  for (const ProgramOp& op : p.ops)
+    if (op.kind == OpKind::alloc && (op.tensor == Tensor::sort_values || op.tensor == Tensor::sort_indices ||
+                                     op.tensor == Tensor::sort_reverse_indices || op.tensor == Tensor::sort_cub_temp))
+      order.push_back(op.tensor);
+  CHECK(order == std::vector<Tensor>{Tensor::sort_values, Tensor::sort_indices, Tensor::sort_reverse_indices,
+                                     Tensor::sort_cub_temp});
+  // The 255 B tip it past 891 × 2 MiB: the segment is 892 × 2 MiB = 1.742 GiB, PyTorch's "1.74 GiB"
+  // (its OOM message prints the segment size, get_allocation_size).
+  const alloc::AllocatorConfig config;
+  CHECK(alloc::segment_size_for(alloc::round_size(cub, config), config) == 892 * 2 * MiB);
+
+  // A row whose buffers need the alignment: 129 rows of 4,097 → 2,114,052 B of keys round to
+  // 2,114,304 and 4,228,104 B of values to 4,228,352.
+  ModelConfig odd = m;
+  odd.vocab = 4097;
+  CHECK(first_alloc(sampler_program(odd, 129), Tensor::sort_cub_temp, kNoLayer) == 2'114'304 + 4'228'352 + 255);
+
+  // 127 rows take PyTorch's full-sort path (not modelled), a 4,096-entry row the in-place small
+  // sort: neither allocates this scratch.
+  CHECK(count_allocs(sampler_program(m, 127), Tensor::sort_cub_temp, kNoLayer) == 0);
+  ModelConfig small = m;
+  small.vocab = 4096;
+  CHECK(count_allocs(sampler_program(small, 1024), Tensor::sort_cub_temp, kNoLayer) == 0);
+
+  // More than INT_MAX elements sort in passes of whole rows, each with its own scratch, freed
+  // before the next: 600,000 entries a row → 3,579 rows a pass; 4,000 rows → 3,579 + 421.
+  ModelConfig wide = m;
+  wide.vocab = 600000;
+  AllocationProgram two = sampler_program(wide, 4000);
+  CHECK(check_program(two).empty());
+  std::vector<Bytes> reverse;
+  for (const ProgramOp& op : two.ops)
+    if (op.kind == OpKind::alloc && op.tensor == Tensor::sort_reverse_indices) reverse.push_back(op.bytes);
+  CHECK(reverse == std::vector<Bytes>{3579ull * 600000 * 8, 421ull * 600000 * 8});
 }
 
 TEST_CASE("sampler at TP 2 gathers the vocabulary-parallel logits") {
