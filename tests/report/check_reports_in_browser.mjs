@@ -102,7 +102,7 @@ reports.push({ name: 'compare of incident-sampler-spike', dir: compareDir, compa
                views: ['policies', 'kv-tokens', 'latency', 'memory'], tables: ['policies'] });
 const tuneDir = path.join(workDir, 'tune');
 run(['tune', path.join(sourceDir, 'scenarios', 'quickstart.yaml'), '--knob', 'gpu_memory_utilization',
-     '--range', '0.99:1.0', '--points', '11', '--stress', 'none', '-o', tuneDir]);
+     '--range', '0.98:0.99', '--points', '11', '--stress', 'none', '-o', tuneDir]);
 const tune = JSON.parse(readFileSync(path.join(tuneDir, 'tune.json'), 'utf8'));
 reports.push({ name: 'tune of the quickstart', dir: tuneDir, tune, views: ['frontier', 'frontier-table'],
                tables: ['frontier-table'] });
