@@ -21,6 +21,16 @@ namespace headroom::engine {
 // growth of 0.07 GiB (vllm#21489). A scenario parameter: older GPUs and releases use less.
 inline constexpr Bytes kDefaultNonTorchGrowth = 64 * MiB;
 
+// Device memory the driver takes for each instantiated CUDA graph (cudaGraphExec: kernel parameters,
+// per-node state), outside PyTorch's allocator, per captured batch size and decoder layer on the
+// rank. vllm-project/vllm#23184 logs the free-memory drop of each size its lazy capture adds to
+// Llama-3.1-8B-Instruct's (32 layers) shared pool: 6 MiB at sizes 272, 104, 96 and 88 (8 MiB at 112
+// and 80), the floor where nothing else grew; 6 MiB / 32 = 0.1875 MiB (docs/serving-memory-model.md
+// §1.5). Its sizes from 280 up (and #22897's) took 24-28 MiB, a part of which the logs do not
+// separate. Depends on the driver and on the graphs' kernels: a scenario parameter
+// (gpu.graph_exec_bytes_per_layer).
+inline constexpr Bytes kDefaultGraphExecBytesPerLayer = 6 * MiB / 32;
+
 // One rank of a deployment: the model, the GPU, the tensor-parallel size and the other parallel
 // sizes, the rank simulated, and what the GPU holds before the engine starts.
 struct Deployment {
@@ -36,6 +46,7 @@ struct Deployment {
   std::optional<Bytes> visible;
   Bytes other_processes = 0;  // bytes other processes hold on the GPU during start-up
   Bytes non_torch_growth = kDefaultNonTorchGrowth;
+  Bytes graph_exec_bytes_per_layer = kDefaultGraphExecBytesPerLayer;
   alloc::AllocatorConfig allocator;  // PYTORCH_CUDA_ALLOC_CONF
   // Debugging (`headroom run --check`): the allocator checks its invariants after every operation,
   // from the first weight tensor on (CachingAllocator::set_check_each_operation). Slow.

@@ -45,6 +45,14 @@ GraphCaptureRun capture_graphs(alloc::CachingAllocator& allocator, model::SlotTa
     model::run_program(allocator, *step.capture, slots, run, capture);
     out.peak_allocated = std::max(out.peak_allocated, run.peak_allocated);
     if (!run.completed) return failed(i, false, run.oom);
+    // cudaGraphInstantiate (PyTorch CUDAGraph::capture_end) allocates the exec in the driver.
+    device::Device& gpu = allocator.device();
+    if (options.exec_bytes_per_graph > gpu.free_bytes()) {
+      out.failed_in_instantiate = true;
+      return failed(i, false, std::nullopt);
+    }
+    gpu.set_context_bytes(gpu.spec().context_bytes + options.exec_bytes_per_graph);
+    out.exec_bytes += options.exec_bytes_per_graph;
   }
   out.completed = true;
   return out;

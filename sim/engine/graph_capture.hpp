@@ -40,6 +40,9 @@ struct GraphCaptureOptions {
   std::uint64_t first_graph_id = 1;  // with GraphPools::one_per_graph: the first pool is (id, 0)
   StreamId warmup_stream = 0;
   StreamId capture_stream = 0;
+  // Device memory cudaGraphInstantiate takes outside the allocator after each capture (the driver's
+  // graph exec, deployment.hpp kDefaultGraphExecBytesPerLayer); 0: none.
+  Bytes exec_bytes_per_graph = 0;
 };
 
 struct GraphCaptureRun {
@@ -47,7 +50,9 @@ struct GraphCaptureRun {
   std::optional<alloc::OomInfo> oom;  // the failed allocation, when not completed
   std::size_t failed_step = 0;        // the step that failed
   bool failed_in_warmup = false;
+  bool failed_in_instantiate = false;  // the driver had no room for the graph exec (no allocator OOM)
   Bytes peak_allocated = 0;           // most allocated above each run's start, over all runs
+  Bytes exec_bytes = 0;               // the graph execs' driver memory, outside the allocator
   std::vector<alloc::PoolId> pools;   // the pools the graphs were captured into, in capture order
 };
 
@@ -55,7 +60,8 @@ struct GraphCaptureRun {
 // tensors: two 8 B tensors at the first capture of the process only, on the capturing stream and
 // outside the private pool (PyTorch CUDAGeneratorState::register_graph allocates them when the first
 // graph registers; ../shared/gpu graphs_*_s2: two 8 B allocations before the first pool segment,
-// none at later captures). Stops at the first OOM, transient blocks of the failed run freed.
+// none at later captures). Each capture's graph exec then joins the device's memory outside the
+// allocator. Stops at the first OOM, transient blocks of the failed run freed.
 GraphCaptureRun capture_graphs(alloc::CachingAllocator& allocator, model::SlotTable& slots,
                                std::vector<alloc::Block*>& rng_state, const std::vector<GraphCaptureStep>& steps,
                                const GraphCaptureOptions& options = {});

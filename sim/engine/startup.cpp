@@ -222,9 +222,23 @@ bool capture_decode_graphs(StartupResult& r, const Deployment& d, const std::vec
     }
     steps.push_back(GraphCaptureStep{warmup, capture});
   }
+  // Each graph exec's driver memory, by the decoder layers on this rank's stage (deployment.hpp).
+  const model::TensorParallelShard stage = model::rank_shard(d.model, d.placement());
+  options.exec_bytes_per_graph = d.graph_exec_bytes_per_layer * static_cast<Bytes>(stage.end_layer - stage.first_layer);
   const GraphCaptureRun run =
       capture_graphs(*r.memory.allocator, *r.memory.slots, r.memory.graph_rng_state, steps, options);
   r.bytes.activations_peak = std::max(r.bytes.activations_peak, run.peak_allocated);
+  r.bytes.graph_execs += run.exec_bytes;
+  if (run.failed_in_instantiate) {
+    // CUDAGraph::capture_end's AT_CUDA_CHECK(cudaGraphInstantiateWithFlags(...)): a CUDA error, not
+    // the caching allocator's message.
+    fail(r, StartupStage::cuda_graph_capture,
+         fmt::format("CUDA error: out of memory (cudaGraphInstantiate of the batch-size {} graph: its exec "
+                     "takes {:.2f} MiB outside PyTorch, {:.2f} MiB free)",
+                     order[run.failed_step], static_cast<double>(options.exec_bytes_per_graph) / MiB,
+                     static_cast<double>(r.memory.device->free_bytes()) / MiB));
+    return false;
+  }
   if (!run.completed) {
     fail_oom(r, StartupStage::cuda_graph_capture, *run.oom, d);
     return false;

@@ -46,6 +46,7 @@ struct StartupBytes {
   Bytes request_pool = 0;
   Bytes workspaces = 0;        // attention-backend workspaces
   Bytes graph_pool = 0;        // reserved by the CUDA-graph private pool
+  Bytes graph_execs = 0;       // the driver's memory for the instantiated graphs (in non_torch)
   Bytes activations_peak = 0;  // most activation bytes allocated at once by a start-up forward
   Bytes non_torch = 0;         // this process's device bytes outside the allocator: context + growth
   Bytes reserved = 0;          // allocator reserved, all pools, at the end

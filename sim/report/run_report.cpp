@@ -142,6 +142,7 @@ nlohmann::json summary_json(const RunContext& run, const Outcome& o) {
                               {"request_pool", st.bytes.request_pool},
                               {"workspaces", st.bytes.workspaces},
                               {"graph_pool", st.bytes.graph_pool},
+                              {"graph_execs", st.bytes.graph_execs},
                               {"activations_peak", st.bytes.activations_peak},
                               {"non_torch", st.bytes.non_torch},
                               {"reserved", st.bytes.reserved},

@@ -55,6 +55,7 @@ std::string resolved_scenario_yaml(const Scenario& s, const engine::EngineConfig
                                                      : s.gpu_name);
   e << YAML::Key << "visible" << YAML::Value << s.visible.value_or(s.gpu.capacity_bytes);
   e << YAML::Key << "other_processes" << YAML::Value << s.other_processes;
+  e << YAML::Key << "graph_exec_bytes_per_layer" << YAML::Value << s.graph_exec_bytes_per_layer;
   e << YAML::EndMap;
   e << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "name" << YAML::Value << s.model_name;

@@ -59,7 +59,7 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file, const s
   if (top.present("seed")) s.seed = static_cast<std::uint64_t>(top.integer("seed", top.value("seed"), 0, INT64_MAX));
 
   YamlSection gpu = top.child("gpu");
-  gpu.check_keys({"profile", "visible", "other_processes"});
+  gpu.check_keys({"profile", "visible", "other_processes", "graph_exec_bytes_per_layer"});
   s.gpu_name = gpu.text("profile");
   std::string profile = s.gpu_name;
   if (profile.find('/') != std::string::npos || profile.ends_with(".yaml")) {
@@ -81,6 +81,8 @@ Scenario parse_scenario(const YAML::Node& root, const std::string& file, const s
                            s.gpu.capacity_bytes, *s.visible));
   }
   if (gpu.present("other_processes")) s.other_processes = gpu.bytes("other_processes", true);
+  if (gpu.present("graph_exec_bytes_per_layer"))
+    s.graph_exec_bytes_per_layer = gpu.bytes("graph_exec_bytes_per_layer", true);
 
   YamlSection m = top.child("model");
   m.check_keys({"name", "tp"});

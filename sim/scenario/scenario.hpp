@@ -35,6 +35,8 @@ struct Scenario {
   device::GpuProfile gpu;
   std::optional<Bytes> visible; // capacity this process sees (default: the profile's)
   Bytes other_processes = 0;
+  // The driver's memory per captured graph size and decoder layer (engine/deployment.hpp).
+  Bytes graph_exec_bytes_per_layer = engine::kDefaultGraphExecBytesPerLayer;
   std::string model_name;       // catalogue name or config.json path as written
   std::string model_file;       // the config.json read; "" for a catalogue model
   model::ModelConfig model;

@@ -40,6 +40,7 @@ engine::Deployment deployment(const Scenario& sc) {
   dep.tp = sc.tp;
   dep.visible = sc.visible;
   dep.other_processes = sc.other_processes;
+  dep.graph_exec_bytes_per_layer = sc.graph_exec_bytes_per_layer;
   dep.allocator = sc.allocator;
   dep.parallel = sc.parallel;
   engine::place_rank(dep, sc.engine);
