@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -46,13 +47,21 @@ class StreamingDownsample {
   }
 
   void add(const Point& p) {
-    if (open_count_ == 0) {
-      open_ = Bucket{p, p, false};
-    } else {
-      open_ = merged(open_, Bucket{p, p, false});
+    // The open bucket keeps its first smallest and last largest point and their places, which is
+    // what merging the points one by one would keep; a point is copied only when it is one of them.
+    const auto v = value_(p);
+    if (open_count_ == 0 || v < open_min_value_) {
+      open_min_ = p;
+      open_min_value_ = v;
+      open_min_at_ = open_count_;
+    }
+    if (open_count_ == 0 || !(v < open_max_value_)) {
+      open_max_ = p;
+      open_max_value_ = v;
+      open_max_at_ = open_count_;
     }
     if (++open_count_ < width_) return;
-    buckets_.push_back(open_);
+    buckets_.push_back(open_bucket());
     open_count_ = 0;
     if (buckets_.size() == max_buckets_) {
       for (std::size_t i = 0; i < max_buckets_ / 2; ++i) buckets_[i] = merged(buckets_[2 * i], buckets_[2 * i + 1]);
@@ -70,7 +79,7 @@ class StreamingDownsample {
       if (b.two) out.push_back(b.second);
     };
     for (const Bucket& b : buckets_) emit(b);
-    if (open_count_ > 0) emit(open_);
+    if (open_count_ > 0) emit(open_bucket());
     downsample_keeping_extremes(out, max_points, value_);
     return out;
   }
@@ -83,6 +92,11 @@ class StreamingDownsample {
     Point first, second;
     bool two = false;
   };
+  // The open bucket's extremes in time order.
+  Bucket open_bucket() const {
+    if (open_min_at_ == open_max_at_) return Bucket{open_min_, open_min_, false};
+    return open_min_at_ < open_max_at_ ? Bucket{open_min_, open_max_, true} : Bucket{open_max_, open_min_, true};
+  }
   // The extremes of two neighbouring buckets (x before y), as minmax_element over their points.
   Bucket merged(const Bucket& x, const Bucket& y) const {
     const Point* pts[4];
@@ -103,7 +117,11 @@ class StreamingDownsample {
   std::size_t max_buckets_;
   Value value_;
   std::vector<Bucket> buckets_;
-  Bucket open_{};
+  using ValueType = std::decay_t<std::invoke_result_t<const Value&, const Point&>>;
+  // The open bucket: its first smallest and last largest point, their values and places in it.
+  Point open_min_{}, open_max_{};
+  ValueType open_min_value_{}, open_max_value_{};
+  std::size_t open_min_at_ = 0, open_max_at_ = 0;
   std::size_t open_count_ = 0;
   std::size_t width_ = 1;
 };

@@ -29,14 +29,16 @@ PagedKvCache::HashIndex::HashIndex(std::uint32_t max_entries) {
 }
 
 PagedKvCache::BlockId PagedKvCache::HashIndex::find(std::uint64_t hash) const {
-  for (std::size_t i = slot(hash);; i = (i + 1) & mask_) {
+  const std::uint64_t key = fmix64(hash);
+  for (std::size_t i = key & mask_;; i = (i + 1) & mask_) {
     if (heads_[i] == kNone) return kNone;
-    if (keys_[i] == hash) return heads_[i];
+    if (keys_[i] == key) return heads_[i];
   }
 }
 
 void PagedKvCache::HashIndex::set(std::uint64_t hash, BlockId head) {
-  for (std::size_t i = slot(hash);; i = (i + 1) & mask_) {
+  hash = fmix64(hash);
+  for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
     if (heads_[i] == kNone) {
       keys_[i] = hash;
       heads_[i] = head;
@@ -51,7 +53,8 @@ void PagedKvCache::HashIndex::set(std::uint64_t hash, BlockId head) {
 }
 
 void PagedKvCache::HashIndex::erase(std::uint64_t hash) {
-  std::size_t i = slot(hash);
+  hash = fmix64(hash);
+  std::size_t i = hash & mask_;
   while (true) {
     if (heads_[i] == kNone) return;
     if (keys_[i] == hash) break;
@@ -61,7 +64,7 @@ void PagedKvCache::HashIndex::erase(std::uint64_t hash) {
   // slot does not lie cyclically in (hole, j].
   std::size_t hole = i;
   for (std::size_t j = (i + 1) & mask_; heads_[j] != kNone; j = (j + 1) & mask_) {
-    const std::size_t home = slot(keys_[j]);
+    const std::size_t home = keys_[j] & mask_;
     const bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
     if (stays) continue;
     keys_[hole] = keys_[j];
@@ -178,13 +181,12 @@ void PagedKvCache::cache_block(BlockId b, std::uint64_t hash) {
 
 void PagedKvCache::uncache_block(BlockId b) {
   const std::uint64_t hash = hash_[b];
-  const BlockId head = index_.find(hash);
   if (same_next_[b] == b) {
-    index_.erase(hash);
+    index_.erase(hash);  // the hash's only block
   } else {
     same_next_[same_prev_[b]] = same_next_[b];
     same_prev_[same_next_[b]] = same_prev_[b];
-    if (head == b) index_.set(hash, same_next_[b]);
+    if (index_.find(hash) == b) index_.set(hash, same_next_[b]);
   }
   hashed_[b] = 0;
   hash_[b] = 0;
@@ -193,16 +195,6 @@ void PagedKvCache::uncache_block(BlockId b) {
 
 // ---------------------------------------------------------------------------------------------
 // Requests
-
-PagedKvCache::RequestState* PagedKvCache::state_of(RequestId id) {
-  if (!state_index_.contains(id) || state_index_[id] < 0) return nullptr;
-  return &states_[static_cast<std::size_t>(state_index_[id])];
-}
-
-const PagedKvCache::RequestState* PagedKvCache::state_of(RequestId id) const {
-  if (!state_index_.contains(id) || state_index_[id] < 0) return nullptr;
-  return &states_[static_cast<std::size_t>(state_index_[id])];
-}
 
 PagedKvCache::RequestState& PagedKvCache::new_state(RequestId id) {
   if (state_index_.dropped(id)) broken("request " + std::to_string(id) + " was released and cannot hold blocks again");
@@ -370,22 +362,13 @@ Tokens PagedKvCache::find_cached_prefix(const KvRequest& req) {
   return hit_tokens;
 }
 
-bool PagedKvCache::allocate_slots(const KvRequest& req, Tokens num_new_tokens, Tokens num_lookahead_tokens) {
+bool PagedKvCache::allocate_new_slots(const KvRequest& req, Tokens num_new_tokens, Tokens num_lookahead_tokens) {
   if (num_new_tokens < 1)
     throw std::logic_error("PagedKvCache: allocate_slots needs num_new_tokens >= 1, got " +
                            std::to_string(num_new_tokens));
   if (num_lookahead_tokens < 0 || req.num_computed_tokens < 0)
     throw std::logic_error("PagedKvCache: negative token count in allocate_slots");
   RequestState* s = state_of(req.id);
-  // Most decode steps: the request's new tokens fit in the blocks it holds and fill none of them,
-  // so there is nothing to allocate, evict or hash (the general path below would find the same).
-  // Full attention only: a sliding window frees blocks on every call.
-  if (s && !pending_valid_ && sliding_window_ == 0) {
-    const Tokens fed = req.num_computed_tokens + num_new_tokens;
-    if (fed + num_lookahead_tokens <= static_cast<Tokens>(s->tables[0].size()) * block_size_ &&
-        (!caching_ || std::min(fed, req.num_tokens) < static_cast<Tokens>(s->num_hashed + 1) * block_size_))
-      return true;
-  }
   const std::size_t held = s ? s->tables[0].size() : 0;  // table length, null blocks included
   const bool use_hit = pending_valid_ && pending_id_ == req.id && held == 0;
   pending_valid_ = false;  // a hit is good for this call only
@@ -558,7 +541,7 @@ void PagedKvCache::check_invariants() const {
   index_.for_each([&](std::uint64_t key, BlockId head) {
     BlockId b = head;
     do {
-      if (b >= num_blocks_ || !hashed_[b] || hash_[b] != key)
+      if (b >= num_blocks_ || !hashed_[b] || fmix64(hash_[b]) != key)
         broken("cache map entry leads to block " + std::to_string(b) + " without its hash");
       if (same_prev_[same_next_[b]] != b) broken("same-hash links broken at block " + std::to_string(b));
       ++indexed;

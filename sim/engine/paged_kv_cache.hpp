@@ -29,6 +29,7 @@
 // Allocation-free once warm: block arrays, the free queue and the hash index are sized at
 // construction; per-request tables are recycled; the request-id index holds the window of live
 // ids (id_window.hpp) and grows only when that window is wider than ever before.
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -75,7 +76,20 @@ class PagedKvCache {
   // if the free queue is shorter it returns false and changes nothing. Then full blocks up to
   // min(computed + hit + num_new, num_tokens) get their hashes (lookahead tokens are not cached).
   // Throws std::logic_error for num_new_tokens < 1, as vLLM raises ValueError.
-  bool allocate_slots(const KvRequest& req, Tokens num_new_tokens, Tokens num_lookahead_tokens = 0);
+  bool allocate_slots(const KvRequest& req, Tokens num_new_tokens, Tokens num_lookahead_tokens = 0) {
+    // Most decode steps: the request's new tokens fit in the blocks it holds and fill none of
+    // them, so there is nothing to allocate, evict or hash (the general path would find the same).
+    // Full attention only: a sliding window frees blocks on every call.
+    if (num_new_tokens >= 1 && num_lookahead_tokens >= 0 && req.num_computed_tokens >= 0 && !pending_valid_ &&
+        sliding_window_ == 0)
+      if (const RequestState* s = state_of(req.id)) {
+        const Tokens fed = req.num_computed_tokens + num_new_tokens;
+        if (fed + num_lookahead_tokens <= static_cast<Tokens>(s->tables[0].size()) * block_size_ &&
+            (!caching_ || std::min(fed, req.num_tokens) < static_cast<Tokens>(s->num_hashed + 1) * block_size_))
+          return true;
+      }
+    return allocate_new_slots(req, num_new_tokens, num_lookahead_tokens);
+  }
 
   // vLLM KVCacheManager.free: every block of the request loses one reference, and those left
   // with none join the free queue in reverse table order, hashes kept. False (nothing done) for
@@ -129,6 +143,8 @@ class PagedKvCache {
   };
 
   // hash → oldest block carrying it; open addressing, linear probing, backward-shift deletion.
+  // Keys are stored mixed (fmix64, a bijection, so equal keys are equal hashes): a key's home slot
+  // is its low bits, with no mixing again when deletion shifts entries back.
   class HashIndex {
    public:
     static constexpr BlockId kNone = UINT32_MAX;
@@ -137,13 +153,12 @@ class PagedKvCache {
     void set(std::uint64_t hash, BlockId head);  // inserts or overwrites
     void erase(std::uint64_t hash);
     std::uint32_t size() const { return size_; }
-    template <class F> void for_each(F f) const {
+    template <class F> void for_each(F f) const {  // f(fmix64(hash), head)
       for (std::size_t i = 0; i < heads_.size(); ++i)
         if (heads_[i] != kNone) f(keys_[i], heads_[i]);
     }
 
    private:
-    std::size_t slot(std::uint64_t hash) const { return static_cast<std::size_t>(fmix64(hash)) & mask_; }
     std::vector<std::uint64_t> keys_;
     std::vector<BlockId> heads_;
     std::size_t mask_ = 0;
@@ -163,8 +178,16 @@ class PagedKvCache {
   std::size_t full_attention_hit(const KvRequest& req, std::size_t max_blocks);
   std::size_t sliding_window_hit(std::size_t max_blocks);
   std::size_t chunked_local_hit(std::size_t max_blocks);
-  RequestState* state_of(RequestId id);
-  const RequestState* state_of(RequestId id) const;
+  // allocate_slots past its fast path: the general case.
+  bool allocate_new_slots(const KvRequest& req, Tokens num_new_tokens, Tokens num_lookahead_tokens);
+  RequestState* state_of(RequestId id) {
+    if (!state_index_.contains(id) || state_index_[id] < 0) return nullptr;
+    return &states_[static_cast<std::size_t>(state_index_[id])];
+  }
+  const RequestState* state_of(RequestId id) const {
+    if (!state_index_.contains(id) || state_index_[id] < 0) return nullptr;
+    return &states_[static_cast<std::size_t>(state_index_[id])];
+  }
   RequestState& new_state(RequestId id);
 
   void queue_push_back(BlockId b);

@@ -1,6 +1,7 @@
 #include "sim/engine/server.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -37,10 +38,27 @@ const model::AllocationProgram& Server::program_for(const StepPlan& plan, bool g
     eager_program_ = model::eager_step_program(*options_.model, eager_seqs_, *options_.eager, options_.sampler);
     return eager_program_;
   }
-  auto key = std::make_tuple(plan.total_tokens, plan.seqs(), plan.decode_seqs, graph_replay);
-  auto it = programs_.find(key);
-  if (it != programs_.end()) return it->second;
+  auto key = std::make_tuple(plan.seqs(), plan.decode_seqs, graph_replay, plan.total_tokens);
+  auto it = programs_.lower_bound(key);
+  if (it != programs_.end() && it->first == key) return it->second;
+  // A new token count: most likely a prefill shape of the same structure as a cached neighbour of
+  // the same seqs and decode seqs (ordered next to it), whose ops only need new sizes.
+  std::optional<model::AllocationProgram> refilled;
+  if (!graph_replay) {
+    auto same_seqs = [&](auto at) {
+      return std::get<0>(at->first) == plan.seqs() && std::get<1>(at->first) == plan.decode_seqs && !std::get<2>(at->first);
+    };
+    auto like = it != programs_.end() && same_seqs(it) ? it
+                : it != programs_.begin() && same_seqs(std::prev(it)) ? std::prev(it)
+                                                                      : programs_.end();
+    if (like != programs_.end()) {
+      model::ForwardShape shape{plan.total_tokens, plan.seqs(), plan.decode_seqs, options_.tp};
+      refilled = model::refill_step_program(model::AllocationProgram(like->second), *options_.model, shape,
+                                            options_.forward, options_.sampler);
+    }
+  }
   if (programs_.size() >= kMaxCachedPrograms) programs_.clear();
+  if (refilled) return programs_.emplace(key, std::move(*refilled)).first->second;
   model::AllocationProgram program;
   if (graph_replay) {
     // The captured graph reuses the addresses it got at capture: only the eager sampler allocates,

@@ -166,9 +166,11 @@ class Server {
   // By request id, from the oldest request not yet reported to the newest arrival: a reported
   // request's row is dropped, so the table follows the requests in flight.
   RequestTable table_;
-  // Step programs by (tokens, seqs, decode seqs, graph replay): shapes repeat, so a step rarely
-  // builds one. Cleared when it grows past a bound, so memory stays flat on long traces.
-  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, bool>, model::AllocationProgram> programs_;
+  // Step programs by (seqs, decode seqs, graph replay, tokens): shapes repeat, so a step rarely
+  // builds one, and a new token count is refilled from a neighbour of the same seqs
+  // (model::refill_step_program). Cleared when it grows past a bound, so memory stays flat on long
+  // traces.
+  std::map<std::tuple<std::int64_t, std::int64_t, bool, std::int64_t>, model::AllocationProgram> programs_;
   // The eager path's program of the current step and its sequences (capacity kept between steps).
   model::AllocationProgram eager_program_;
   std::vector<model::EagerSequence> eager_seqs_;

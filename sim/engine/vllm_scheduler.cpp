@@ -170,7 +170,7 @@ void VllmScheduler::preempt(std::uint64_t id, StepPlan& plan) {
   plan.preempted.push_back(id);
 }
 
-void VllmScheduler::add_to_plan(const RequestState& r, Tokens new_tokens, StepPlan& plan) {
+inline void VllmScheduler::add_to_plan(const RequestState& r, Tokens new_tokens, StepPlan& plan) {
   const Tokens num_tokens = r.prompt_tokens + r.output_tokens;
   ScheduledRequest s;
   s.id = r.id;
@@ -266,7 +266,7 @@ void VllmScheduler::complete_step(const StepPlan& plan, Seconds now, std::vector
   step_in_flight_ = false;
   bool any_finished = false;
   for (const ScheduledRequest& s : plan.scheduled) {
-    RequestState& r = row(s.id);
+    RequestState& r = (*table_)[s.id];  // schedule() found it there
     if (r.status != RequestStatus::running) broken(id_text(s.id) + " completed a step while " + status_name(r.status));
     r.computed_tokens += s.new_tokens;
     if (!s.samples) continue;

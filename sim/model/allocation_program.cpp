@@ -179,6 +179,24 @@ ProgramBuilder::ProgramBuilder(std::string name, int layers) {
   program_.layers = layers;
 }
 
+ProgramBuilder::ProgramBuilder(std::string name, AllocationProgram&& like)
+    : program_(std::move(like)), refilling_(true) {
+  program_.name = std::move(name);
+}
+
+ProgramOp* ProgramBuilder::next_like(OpKind kind, Tensor tensor, bool persistent) {
+  if (mismatch_) return nullptr;
+  if (cursor_ < program_.ops.size()) {
+    ProgramOp& op = program_.ops[cursor_];
+    if (op.kind == kind && op.tensor == tensor && op.persistent == persistent && op.layer == layer_) {
+      ++cursor_;
+      return &op;
+    }
+  }
+  mismatch_ = true;
+  return nullptr;
+}
+
 std::uint32_t ProgramBuilder::take_slot() {
   if (!free_slots_.empty()) {
     std::uint32_t s = free_slots_.back();
@@ -190,8 +208,14 @@ std::uint32_t ProgramBuilder::take_slot() {
   return program_.slots++;
 }
 
-std::uint32_t ProgramBuilder::alloc(Tensor tensor, Bytes bytes) {
+std::uint32_t ProgramBuilder::emit_alloc(Tensor tensor, Bytes bytes) {
   if (bytes == 0) return kNoSlot;
+  if (refilling_) {
+    ProgramOp* op = next_like(OpKind::alloc, tensor, false);
+    if (!op) return kNoSlot;
+    op->bytes = bytes;
+    return op->slot;
+  }
   std::uint32_t slot = take_slot();
   live_[slot] = 1;
   slot_tensor_[slot] = tensor;
@@ -201,12 +225,36 @@ std::uint32_t ProgramBuilder::alloc(Tensor tensor, Bytes bytes) {
 
 void ProgramBuilder::alloc_persistent(Tensor tensor, Bytes bytes, std::int32_t owner_layer) {
   if (bytes == 0) return;
+  if (refilling_) {
+    ProgramOp* op = next_like(OpKind::alloc, tensor, true);
+    if (!op) return;
+    if (op->slot != persistent_key(tensor, owner_layer)) {
+      mismatch_ = true;
+      return;
+    }
+    op->bytes = bytes;
+    return;
+  }
   program_.ops.push_back(ProgramOp{bytes, persistent_key(tensor, owner_layer), layer_, OpKind::alloc, tensor, true});
   ++program_.persistent;
 }
 
-void ProgramBuilder::free(std::uint32_t slot) {
+void ProgramBuilder::emit_free(std::uint32_t slot) {
   if (slot == kNoSlot) return;
+  if (refilling_) {
+    if (mismatch_ || cursor_ >= program_.ops.size()) {
+      mismatch_ = true;
+      return;
+    }
+    // The op's tensor is what the slot held, so kind, slot and layer name the free.
+    const ProgramOp& op = program_.ops[cursor_];
+    if (op.kind != OpKind::free || op.slot != slot || op.layer != layer_) {
+      mismatch_ = true;
+      return;
+    }
+    ++cursor_;
+    return;
+  }
   if (slot >= live_.size() || live_[slot] != 1)
     throw std::logic_error(fmt::format("program '{}': free of slot {} that is not a live transient", program_.name, slot));
   live_[slot] = 0;
@@ -215,6 +263,11 @@ void ProgramBuilder::free(std::uint32_t slot) {
 }
 
 AllocationProgram ProgramBuilder::finish() {
+  if (refilling_) {
+    if (!refilled())
+      throw std::logic_error(fmt::format("program '{}': the refill did not match the program's ops", program_.name));
+    return std::move(program_);
+  }
   for (std::uint32_t s = 0; s < live_.size(); ++s)
     if (live_[s] == 1)
       throw std::logic_error(fmt::format("program '{}': slot {} is still live at the end", program_.name, s));

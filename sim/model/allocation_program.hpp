@@ -158,26 +158,68 @@ std::string check_program(const AllocationProgram& program);
 
 // Emits ops with slot bookkeeping: freed slots are reused, so the table stays as small as the
 // most tensors live at once (plus the persistent ones).
+//
+// Refilling: a builder made from an existing program (`like`) expects the same calls that built it,
+// only with other sizes, and writes just the sizes into its ops: the slots it hands out are those
+// of `like`, which a fresh build of the same calls would hand out too (slots follow the order of the
+// calls alone). This is the step program for a new token count without per-op bookkeeping or heap
+// work. A call that does not match the next op (another kind, tensor, layer or slot, an op more or
+// less: the program's structure changed, e.g. a size became 0) ends the refill: refilled() is then
+// false and the rest of the calls are ignored.
 class ProgramBuilder {
  public:
   ProgramBuilder(std::string name, int layers);
+  ProgramBuilder(std::string name, AllocationProgram&& like);
 
   void set_layer(std::int32_t layer) { layer_ = layer; }
   std::int32_t layer() const { return layer_; }
 
   // Returns the slot, or kNoSlot for 0 bytes.
-  std::uint32_t alloc(Tensor tensor, Bytes bytes);
+  std::uint32_t alloc(Tensor tensor, Bytes bytes) {
+    // Refilling, the usual case inline: the next op is this allocation and takes the new size.
+    if (refilling_ && bytes != 0 && !mismatch_ && cursor_ < program_.ops.size()) {
+      ProgramOp& op = program_.ops[cursor_];
+      if (op.kind == OpKind::alloc && op.tensor == tensor && !op.persistent && op.layer == layer_) {
+        op.bytes = bytes;
+        ++cursor_;
+        return op.slot;
+      }
+    }
+    return emit_alloc(tensor, bytes);
+  }
   // A persistent buffer owned by `owner_layer` (kNoLayer: engine-wide); nothing for 0 bytes.
   void alloc_persistent(Tensor tensor, Bytes bytes, std::int32_t owner_layer);
-  void free(std::uint32_t slot);  // kNoSlot is ignored
+  void free(std::uint32_t slot) {  // kNoSlot is ignored
+    if (refilling_ && slot != kNoSlot && !mismatch_ && cursor_ < program_.ops.size()) {
+      const ProgramOp& op = program_.ops[cursor_];
+      if (op.kind == OpKind::free && op.slot == slot && op.layer == layer_) {
+        ++cursor_;
+        return;
+      }
+    }
+    emit_free(slot);
+  }
 
-  // Throws std::logic_error when a non-persistent slot is still live.
+  // Throws std::logic_error when a non-persistent slot is still live, or when a refill did not
+  // match (check refilled() first).
   AllocationProgram finish();
+  // A refill's calls matched every op of `like`, and no more: finish() returns the program a fresh
+  // build of the same calls would have made. False for a builder that is not refilling.
+  bool refilled() const { return refilling_ && !mismatch_ && cursor_ == program_.ops.size(); }
 
  private:
   std::uint32_t take_slot();
+  // alloc and free past their inline refill case: building, or a refill that does not match.
+  std::uint32_t emit_alloc(Tensor tensor, Bytes bytes);
+  void emit_free(std::uint32_t slot);
+  // Refilling: the next op if it is `kind` of `tensor` in the current layer, else nullptr (and the
+  // refill has failed).
+  ProgramOp* next_like(OpKind kind, Tensor tensor, bool persistent);
 
   AllocationProgram program_;
+  bool refilling_ = false;
+  bool mismatch_ = false;
+  std::size_t cursor_ = 0;  // refilling: the op the next call must match
   std::int32_t layer_ = kNoLayer;
   std::vector<std::uint32_t> free_slots_;  // freed slots, the last freed reused first
   std::vector<std::uint8_t> live_;         // per slot: 1 while live

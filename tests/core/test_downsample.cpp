@@ -57,3 +57,22 @@ TEST_CASE("streaming downsample: a million points in 64 buckets keep a late spik
   CHECK(got.size() <= 128);
   CHECK(std::count(got.begin(), got.end(), P{987'654, 5000}) == 1);
 }
+
+TEST_CASE("streaming downsample: ties keep the first smallest and the last largest, as the whole series") {
+  // Three values only: most points tie with a bucket's extremes.
+  std::mt19937_64 gen(5);
+  for (std::size_t n : {2u, 3u, 64u, 100u, 127u}) {
+    std::vector<P> all;
+    StreamingDownsample<P, decltype(value)> s(64, value);
+    for (std::size_t i = 0; i < n; ++i) {
+      const P p{static_cast<int>(i), static_cast<std::int64_t>(gen() % 3)};
+      all.push_back(p);
+      s.add(p);
+    }
+    INFO("n " << n);
+    std::vector<P> expected = all;
+    downsample_keeping_extremes(expected, 40, value);
+    CHECK(s.take(40) == expected);
+    CHECK(s.take(1000) == all);  // below twice the buckets nothing is dropped
+  }
+}
