@@ -48,7 +48,7 @@ class BlockArena {
 
  private:
   static constexpr std::size_t kChunk = 1024;
-  void grow() {
+  [[gnu::noinline]] void grow() {
     chunks_.push_back(std::make_unique<Block[]>(kChunk));
     Block* c = chunks_.back().get();
     for (std::size_t i = kChunk; i-- > 0;) {

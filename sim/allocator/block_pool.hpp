@@ -97,6 +97,32 @@ struct BlockPool {
   mutable StreamBlocks* last_ = nullptr;  // the set asked for last
 };
 
+// The best fit in a stream's free blocks: the first block of size >= `size` (lowest address among
+// equals), as lower_bound finds it, and the block just before it in the set (nullptr if none), which
+// the same descent passes: the last block it turns right at. A split may re-key its remainder in place
+// when the remainder still sorts after that predecessor. Both are nullptr-safe on an empty set.
+struct BestFit {
+  Block* block = nullptr;
+  Block* pred = nullptr;
+};
+inline BestFit best_fit(BlockSet& set, Bytes size) {
+  using traits = BlockSet::node_traits;
+  BestFit fit;
+  auto node = set.root().pointed_node();
+  if (node == set.end().pointed_node()) return fit;
+  do {
+    Block* b = BlockSet::value_traits::to_value_ptr(node);
+    if (b->size < size) {
+      fit.pred = b;
+      node = traits::get_right(node);
+    } else {
+      fit.block = b;
+      node = traits::get_left(node);
+    }
+  } while (node);
+  return fit;
+}
+
 // A MempoolId: (0, n) for graph_pool_handle()/MemPool ids, (n, 0) for a capture's own pool.
 using PoolId = std::pair<std::uint64_t, std::uint64_t>;
 

@@ -20,6 +20,7 @@ CachingAllocator::CachingAllocator(device::Device& device, AllocatorConfig confi
     : device_(device), config_(std::move(config)), divisions_configured_(config_.rounds_to_divisions()) {
   stats_.max_split_size = config_.max_split_limited() ? i64(config_.max_split_size) : -1;
   if (config_.per_process_memory_fraction) device_.set_per_process_memory_fraction(*config_.per_process_memory_fraction);
+  choose_path();
 }
 
 CachingAllocator::~CachingAllocator() {
@@ -36,7 +37,21 @@ void CachingAllocator::set_config(AllocatorConfig config) {
   config_ = std::move(config);
   divisions_configured_ = config_.rounds_to_divisions();
   if (config_.per_process_memory_fraction) device_.set_per_process_memory_fraction(*config_.per_process_memory_fraction);
+  choose_path();
   after_operation();
+}
+
+void CachingAllocator::choose_path() {
+  plain_ = !divisions_configured_ && !config_.max_split_limited() && config_.garbage_collection_threshold == 0.0 &&
+           !config_.expandable_segments && expandable_segments_.empty() && !recording_ && !check_each_operation_ &&
+           captures_underway_.empty() && needs_events_deferred_until_no_capture_.empty() && !active_apart_;
+}
+
+void CachingAllocator::fold_peaks() const {
+  hot_.allocation.fold_peak();
+  hot_.allocated_bytes.fold_peak();
+  hot_.requested_bytes.fold_peak();
+  peaks_pending_ = false;
 }
 
 bool CachingAllocator::expandable_for(const BlockPool&) const {
@@ -49,6 +64,80 @@ bool CachingAllocator::expandable_for(const BlockPool&) const {
 
 Block* CachingAllocator::malloc(Bytes requested, StreamId stream) {
   assert(requested > 0 && "0-byte requests never reach the allocator");
+  if (!plain_ || requested >= kOneExabyte) [[unlikely]]
+    return malloc_general(requested, stream);
+  // The fast path (plain configuration): round to 512 bytes, the default pool by size, the best fit
+  // in the stream's free blocks, split when the remainder is worth keeping (spec §3 steps 1-3, 10).
+  // No cached fit: the general path's device steps, from malloc_miss.
+  const Bytes size = round_up(requested, kMinBlockSize);  // requested > 0: at least 512
+  const bool small = is_small_request(size);
+  BlockPool& pool = small ? small_blocks_ : large_blocks_;
+  BlockSet* set = pool.free_blocks(stream);
+  if (!set) [[unlikely]]
+    return malloc_miss(requested, size, stream, pool);
+  const BestFit fit = best_fit(*set, size);
+  Block* found = fit.block;
+  if (!found) [[unlikely]]
+    return malloc_miss(requested, size, stream, pool);
+  Block* block = found;
+  const Bytes remaining = found->size - size;
+  const bool already_split = found->is_split();
+  // should_split without max_split_size or expandable segments.
+  if (small ? remaining >= kMinBlockSize : remaining > kSmallSize) {
+    // The low addresses are allocated; the remainder (remaining, ptr + size) keeps its node when it
+    // still sorts after the node before it (its key only moved down), else it is re-inserted.
+    const bool in_place = !fit.pred || fit.pred->size < remaining ||
+                          (fit.pred->size == remaining && fit.pred->ptr < found->ptr + size);
+    if (!in_place) set->erase(set->iterator_to(*found));
+    block = arena_.make();
+    block->ptr = found->ptr;
+    block->size = size;
+    block->stream = stream;
+    block->pool = &pool;
+    block->prev = found->prev;
+    if (block->prev) block->prev->next = block;
+    block->next = found;
+    found->prev = block;
+    found->ptr += size;
+    found->size = remaining;
+    if (in_place) {
+      found->gc_count_base = pool.get_free_blocks_call_count;  // as a fresh insert would
+    } else {
+      pool.insert(*set, *found);
+    }
+    if (already_split) {
+      hot_.inactive_split_bytes.decrease(small, i64(size));
+    } else {
+      hot_.inactive_split_bytes.increase(small, i64(remaining));
+      hot_.inactive_split.increase(small, 1);
+    }
+  } else {
+    set->erase(set->iterator_to(*found));
+    if (already_split) {
+      hot_.inactive_split_bytes.decrease(small, i64(found->size));
+      hot_.inactive_split.decrease(small, 1);
+    }
+  }
+  block->allocated = true;
+  block->requested_size = requested;
+  hot_.allocation.raise(small, 1);
+  hot_.allocated_bytes.raise(small, i64(block->size));
+  hot_.requested_bytes.raise(small, i64(requested));
+  peaks_pending_ = true;
+  return block;
+}
+
+[[gnu::noinline]] Block* CachingAllocator::malloc_miss(Bytes requested, Bytes size, StreamId stream, BlockPool& pool) {
+  AllocParams p;
+  p.requested = requested;
+  p.size = size;
+  p.stream = stream;
+  p.pool = &pool;
+  return malloc_uncached(p);
+}
+
+// The general path: every configuration, each rule as in PyTorch.
+[[gnu::noinline]] Block* CachingAllocator::malloc_general(Bytes requested, StreamId stream) {
   // The cache path: round, pick the pool, best fit, split. Everything else is out of line.
   if (!needs_events_deferred_until_no_capture_.empty() && captures_underway_.empty()) [[unlikely]]
     process_events();
@@ -407,6 +496,7 @@ void CachingAllocator::report_oom(const AllocParams& p) {
 
 // The free_requested half of a free: allocated bytes drop at once; the block stays active.
 HEADROOM_CACHE_PATH void CachingAllocator::release_allocation(Block* block) {
+  settle_peaks();
   block->allocated = false;
   const bool small = block->pool->is_small;
   hot_.allocation.decrease(small, 1);
@@ -417,6 +507,75 @@ HEADROOM_CACHE_PATH void CachingAllocator::release_allocation(Block* block) {
 }
 
 void CachingAllocator::free(Block* block) {
+  if (!plain_ || !block->stream_uses.empty()) [[unlikely]]
+    return free_general(block);
+  // The fast path (plain configuration, no stream uses): the allocation ends and the block is cached
+  // at once, merged with free neighbours (spec §3 free_block); every block is mapped and ordinary.
+  settle_peaks();
+  BlockPool& pool = *block->pool;
+  const bool small = pool.is_small;
+  const Bytes original_size = block->size;
+  block->allocated = false;
+  hot_.allocation.decrease(small, 1);
+  hot_.allocated_bytes.decrease(small, i64(original_size));
+  hot_.requested_bytes.decrease(small, i64(block->requested_size));
+  BlockSet& set = pool.free_blocks_or_make(block->stream);
+  // A neighbour is cached when it sits in a free set (the invariant check_invariants() enforces).
+  Block* prev = block->prev;
+  Block* next = block->next;
+  const bool merge_prev = prev && prev->hook.is_linked();
+  const bool merge_next = next && next->hook.is_linked();
+  Bytes subsumed = 0;
+  Block* slot = nullptr;  // a merged neighbour whose node the merged block may take
+  if (merge_prev) {  // [prev block]
+    block->ptr = prev->ptr;
+    block->prev = prev->prev;
+    if (block->prev) block->prev->next = block;
+    subsumed += prev->size;
+    slot = prev;
+  }
+  if (merge_next) {  // [block next]
+    block->next = next->next;
+    if (block->next) block->next->prev = block;
+    subsumed += next->size;
+    if (slot) {
+      set.erase(set.iterator_to(*next));
+      arena_.recycle(next);
+    } else {
+      slot = next;
+    }
+  }
+  block->size += subsumed;
+  block->gc_count_base = pool.get_free_blocks_call_count;
+  if (slot) {
+    // The merged key is larger than the neighbour's, so it still follows the neighbour's
+    // predecessor; if it also precedes the neighbour's successor, it takes the node in place.
+    auto it = set.iterator_to(*slot);
+    auto succ = std::next(it);
+    if (succ == set.end() || BySize{}(*block, *succ)) {
+      set.replace_node(it, *block);
+    } else {
+      set.erase(it);
+      set.insert(*block);
+    }
+    arena_.recycle(slot);
+  } else {
+    set.insert(*block);
+  }
+  // inactive_split: each merged neighbour was one (it had a neighbour); the block is one if split.
+  const std::int64_t merged = std::int64_t{merge_prev} + std::int64_t{merge_next};
+  if (block->is_split()) {
+    // +original_size bytes net: the block's own bytes joined the split free bytes.
+    hot_.inactive_split_bytes.increase(small, i64(original_size));
+    if (merged == 0) hot_.inactive_split.increase(small, 1);
+    else if (merged == 2) hot_.inactive_split.decrease(small, 1);
+  } else {
+    if (subsumed > 0) hot_.inactive_split_bytes.decrease(small, i64(subsumed));
+    if (merged > 0) hot_.inactive_split.decrease(small, merged);
+  }
+}
+
+[[gnu::noinline]] void CachingAllocator::free_general(Block* block) {
   if (!block->stream_uses.empty()) [[unlikely]]
     return free_with_stream_uses(block);
   release_allocation(block);
@@ -438,9 +597,11 @@ void CachingAllocator::free(Block* block) {
 
 void CachingAllocator::keep_active_apart() {
   if (active_apart_) return;
+  settle_peaks();
   hot_.active = hot_.allocation;
   hot_.active_bytes = hot_.allocated_bytes;
   active_apart_ = true;
+  choose_path();
 }
 
 void CachingAllocator::free_requested(Block* block) {
@@ -485,6 +646,7 @@ void CachingAllocator::process_events() {
   if (!needs_events_deferred_until_no_capture_.empty()) [[unlikely]] {
     for (Block* b : needs_events_deferred_until_no_capture_) insert_events(b);
     needs_events_deferred_until_no_capture_.clear();
+    choose_path();
   }
 }
 
@@ -505,6 +667,7 @@ void CachingAllocator::synchronize() {
 
 HEADROOM_CACHE_PATH void CachingAllocator::free_block(Block* block) {
   assert(!block->allocated && block->event_count == 0 && block->stream_uses.empty());
+  settle_peaks();  // requested_bytes falls here
   if (recording_) [[unlikely]]
     trace(TraceAction::FreeCompleted, block->ptr, block->requested_size, block->stream);
   const Bytes original_size = block->size;
@@ -600,6 +763,7 @@ void CachingAllocator::begin_allocate_to_pool(PoolId pool, StreamId stream) {
     graph_pools_freeable_.erase(pool);
   }
   captures_underway_.emplace_back(pool, stream);
+  choose_path();
   after_operation();
 }
 
@@ -607,6 +771,7 @@ void CachingAllocator::end_allocate_to_pool(PoolId pool) {
   auto it = std::find_if(captures_underway_.begin(), captures_underway_.end(),
                          [&](const auto& c) { return c.first == pool; });
   if (it != captures_underway_.end()) captures_underway_.erase(it);
+  choose_path();
   after_operation();
 }
 
@@ -662,6 +827,7 @@ Block* CachingAllocator::find_expandable_block(StreamId stream, BlockPool& pool,
   Bytes page = pool.is_small ? kSmallBuffer : config_.large_segment_size;
   expandable_segments_.push_back(std::make_unique<ExpandableSegment>(device_, stream, page));
   ExpandableSegment* es = expandable_segments_.back().get();
+  choose_path();
   Block* candidate = arena_.make();
   candidate->ptr = es->ptr();
   candidate->size = es->size();
@@ -767,6 +933,7 @@ void CachingAllocator::destroy_expandable_segment(Block* block) {
   auto it = std::find_if(expandable_segments_.begin(), expandable_segments_.end(),
                          [&](const auto& p) { return p.get() == es; });
   expandable_segments_.erase(it);
+  choose_path();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -775,6 +942,7 @@ void CachingAllocator::destroy_expandable_segment(Block* block) {
 void CachingAllocator::record_history(bool enabled, std::size_t max_entries) {
   recording_ = enabled;
   max_entries_ = max_entries;
+  choose_path();
   ring_.clear();
   ring_next_ = 0;
 }

@@ -76,6 +76,7 @@ class CachingAllocator {
   // --- observation ---
   // torch.cuda.memory_stats(); the reference stays valid, its values are those of the last call.
   const AllocatorStats& stats() const {
+    settle_peaks();
     hot_.view_into(stats_);
     if (!active_apart_) {  // active == allocation until some free waits for an event
       stats_.active = stats_.allocation;
@@ -84,6 +85,7 @@ class CachingAllocator {
     return stats_;
   }
   void reset_peak_stats() {
+    settle_peaks();
     stats_.reset_peak();
     hot_.for_each([](PooledStat& s) { s.reset_peak(); });
   }
@@ -118,7 +120,10 @@ class CachingAllocator {
   // Debugging mode (`headroom run --check`): check_invariants() at the end of every operation of the
   // caller's API (malloc, free, free_requested/free_completed, record_stream, synchronize,
   // empty_cache, set_config, the graph-pool calls, seed_segment). Slow: each check walks every block.
-  void set_check_each_operation(bool on) { check_each_operation_ = on; }
+  void set_check_each_operation(bool on) {
+    check_each_operation_ = on;
+    choose_path();
+  }
   bool check_each_operation() const { return check_each_operation_; }
 
   // Replay start state: adopts a segment that was cudaMalloc'd before the history began.
@@ -138,8 +143,14 @@ class CachingAllocator {
     bool block_in_free_set = false;  // found in the cache: still linked, unlinked by alloc_found_block
   };
 
-  // malloc path (spec §3), each step as in PyTorch. malloc() and free() hold the cache path (a
-  // cached block found, split, merged); what needs the device, events or a capture is out of line.
+  // malloc() and free() begin with a fast path for the plain configuration (plain_): the cache path
+  // with no rule that configuration cannot reach. Everything else takes the general path, each step
+  // as in PyTorch (spec §3), whose cache path is inlined into malloc_general()/free_general() and
+  // whose device, event and capture work is out of line.
+  void choose_path();  // sets plain_; called after every change of what it depends on
+  Block* malloc_general(Bytes requested, StreamId stream);
+  Block* malloc_miss(Bytes requested, Bytes size, StreamId stream, BlockPool& pool);
+  void free_general(Block* block);
   Block* malloc_uncached(AllocParams& p);
   Block* oversize_request(Bytes requested);
   void free_with_stream_uses(Block* block);
@@ -190,6 +201,15 @@ class CachingAllocator {
   bool divisions_configured_ = false;  // any roundup_power2_divisions > 1 (cached for the hot path)
   mutable AllocatorStats stats_;  // scalar statistics; array ones are materialised from hot_
   mutable PooledStats hot_;       // array statistics, per pool (the hot path updates these)
+  // allocation, allocated_bytes and requested_bytes rise on malloc only and fall on free only: the
+  // fast malloc raises their current values and leaves the peaks to settle_peaks(), which folds them
+  // before anything lowers one of them or reads a peak (a run of mallocs only rises, so its last
+  // state holds every peak of the run).
+  mutable bool peaks_pending_ = false;
+  void settle_peaks() const {
+    if (peaks_pending_) fold_peaks();
+  }
+  void fold_peaks() const;
   // A block is active (PyTorch's active/active_bytes) from its malloc until its free completes; with
   // no stream events those are the allocation's own bounds, so hot_.active and hot_.active_bytes are
   // left untouched and read as hot_.allocation / hot_.allocated_bytes, current, peak and totals alike,
@@ -214,6 +234,11 @@ class CachingAllocator {
   std::size_t ring_next_ = 0;  // where the next entry goes once the ring is full
   std::int64_t clock_us_ = 0;
   bool check_each_operation_ = false;
+  // The plain configuration, where the fast paths hold: default sizing rules (no roundup divisions,
+  // no max_split_size, no GC threshold), no expandable segments (configured or left over), no
+  // history recording, no per-operation check, no capture underway or deferred events, and active
+  // still equal to allocation (no free has waited for a stream event).
+  bool plain_ = false;
 };
 
 }  // namespace headroom::alloc

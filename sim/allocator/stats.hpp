@@ -82,6 +82,15 @@ struct PooledStat {
     c.current -= n;
     c.freed += n;
   }
+  // An increase whose peaks are left for fold_peak(): for a counter that no operation lowers between
+  // the raise and the fold, the peaks at the fold are those of every state in between.
+  void raise(bool small, std::int64_t n) { pool[small ? 0 : 1].current += n; }
+  void fold_peak() {
+    for (Counter& c : pool)
+      if (c.current > c.peak) c.peak = c.current;
+    std::int64_t all = pool[0].current + pool[1].current;
+    if (all > all_peak) all_peak = all;
+  }
   StatArray view() const {
     StatArray a;
     a[kSmallPool] = pool[0].stat();
