@@ -219,7 +219,7 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
     filled.push_back({"attention_backend", std::string(sglang_attention_backend_name(*c.attention_backend)),
                       amd ? "SGLang's ROCm backend with aiter" : "SGLang's FlashInfer backend on CUDA"});
   }
-  if (*c.attention_backend == SglangAttentionBackend::aiter && d.model.is_mla())
+  if (c.attention_backend == SglangAttentionBackend::aiter && d.model.is_mla())  // unset for gpt-oss until below
     throw EngineConfigError("attention_backend", fmt::format("sglang attention_backend: aiter's MLA path is not modelled (model '{}' uses MLA); "
                                  "use flashinfer",
                                  d.model.name));
