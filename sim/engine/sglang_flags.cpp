@@ -51,6 +51,9 @@ constexpr EngineFlag kSglangFlags[] = {
     unmodelled_flag("--nnodes", "ranks on other nodes", "1"),
     unmodelled_flag("--enable-dp-lm-head", "data-parallel attention", "", F::store_true),
     unmodelled_flag("--moe-a2a-backend", "expert-parallel all-to-all buffers", "none"),
+    // server_args.py --moe-runner-backend (auto: Triton's fused MoE for the formats modelled here);
+    // the FlashInfer, cutlass, DeepGEMM and TRT-LLM runners allocate workspaces not modelled.
+    unmodelled_flag("--moe-runner-backend", "the FlashInfer, cutlass, DeepGEMM and TRT-LLM MoE runners' workspaces", "auto triton"),
     unmodelled_flag("--deepep-mode", "expert-parallel all-to-all buffers"),
     unmodelled_flag("--enable-lora", "LoRA adapter slots", "", F::store_true),
     unmodelled_flag("--lora-paths", "LoRA adapter slots", "", F::values),
