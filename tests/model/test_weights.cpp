@@ -1,10 +1,13 @@
 // Weight tensors per tensor-parallel rank: splits, replication, vocabulary padding, MoE and MLA.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <filesystem>
 #include <map>
 
 #include "sim/core/error.hpp"
 #include "sim/model/catalogue.hpp"
+#include "sim/model/hf_config.hpp"
 #include "sim/model/tensor_parallel.hpp"
 #include "sim/model/weights.hpp"
 #include "tests/model/weight_tensors.hpp"
@@ -180,6 +183,50 @@ TEST_CASE("published checkpoint sizes: bf16 Gemma-2-9B-it and Gemma-3-1B-it, emb
   o.pad_vocab = false;
   CHECK(model_weights(catalogue_model("gemma-3-1b-it"), o).parameters == 999'885'952);
   CHECK(checkpoint_bytes(catalogue_model("gemma-3-1b-it")) == 2 * Bytes{999'885'952});
+}
+
+TEST_CASE("published checkpoint size: block FP8 DeepSeek-V3 with its MTP module, safetensors headers included") {
+  // deepseek-ai/DeepSeek-V3 at revision afb92e1fa402c2be2a9eb085312bb02e0384d6c7: its 163
+  // safetensors files hold 688,586,727,753 B (the repository's weight files, as a dataset on
+  // GitHub records them; deepseek-ai/DeepSeek-R1 at 56d4cbbb the same). An odd count: file sizes,
+  // as every tensor here has an even byte count. The checkpoint stores the
+  // MTP module (layer 61, eh_proj in bf16 and its own embedding and head), so it is counted here.
+  WeightOptions o;
+  o.pad_vocab = false;
+  o.include_mtp = true;
+  const Bytes tensors = model_weights(catalogue_model("DeepSeek-V3"), o).bytes;
+  CHECK(tensors == 688'574'839'360);
+  // The files also hold each shard's 8-byte length and JSON header, one entry per tensor (name,
+  // dtype, shape, data_offsets: about 130 B). The checkpoint keeps experts, q_a/kv_a and gate/up
+  // apart: 91,991 tensors (per dense layer 20, per MoE layer 1,558, the MTP layer 1,564, plus
+  // embedding, norm and head). The 11,888,393 B found are 129 B per tensor; allow 160.
+  const Bytes published = 688'586'727'753;
+  CHECK(published > tensors);
+  CHECK(published - tensors < Bytes{91'991} * 160);
+}
+
+TEST_CASE("published loaded size: FP8 per-tensor nm-testing/Meta-Llama-3-8B-Instruct-FP8 in vLLM") {
+  // neuralmagic/AutoFP8 README (commit 505a7eda): vLLM loading nm-testing/Meta-Llama-3-8B-Instruct-FP8
+  // (quant_method fp8, activation_scheme static) logs "Loading model weights took 8.4596 GB", that
+  // is torch.cuda.max_memory_allocated / 2^30 (vLLM utils.py CudaMemoryProfiler, May 2024), 4 decimals.
+  const std::filesystem::path config = std::filesystem::path(HEADROOM_SOURCE_DIR) / "tests" / "model" / "configs" /
+                                       "nm-testing" / "Meta-Llama-3-8B-Instruct-FP8";
+  ModelConfig c = load_hf_config(config);
+  REQUIRE(c.quantization.method == WeightQuantization::Method::fp8_tensor);
+  REQUIRE(c.quantization.static_input_scale);
+  WeightList w = model_weights(c);
+  CHECK(w.bytes == 9'081'202'432);  // the checkpoint's tensors
+  // What the allocator holds: every tensor rounded up to PyTorch's 512-byte blocks
+  // (CUDACachingAllocator.cpp round_size, kMinBlockSize): the float32 scales take 512 B each
+  // (vLLM's fp8.py folds a fused layer's scales to their maximum, still one tensor each).
+  Bytes allocated = 0;
+  for (const auto& t : w.tensors) allocated += (t.bytes() + 511) / 512 * 512;
+  // Plus a buffer that is not a weight: the rotary cos_sin_cache [max_position_embeddings,
+  // head_dim] in the model dtype (vLLM rotary_embedding.py RotaryEmbedding), 8192 x 128 x 2 B.
+  REQUIRE(c.max_position == 8192);
+  allocated += c.max_position * c.head_dim * 2;
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  CHECK(std::abs(static_cast<double>(allocated) / gib - 8.4596) <= 0.00005);
 }
 
 TEST_CASE("MXFP4 experts as vLLM allocates them: padded to 64 per rank, biases in bf16") {
