@@ -11,6 +11,7 @@
 #include "sim/engine/vllm_kv_cache_groups.hpp"
 #include "sim/engine/vllm_scheduler.hpp"
 #include "tests/engine/deployment_on.hpp"
+#include "tests/engine/vllm_serve_uniform.hpp"
 
 using namespace headroom;
 using namespace headroom::engine;
@@ -171,29 +172,8 @@ TEST_CASE("vLLM scheduler on a chunked-local pool: invariants hold each step and
     l.enable_prefix_caching = true;
     l.max_model_len = 2048;
     l.group_windows = {chunked ? 128 : 0, 0};
-    l.chunked_local = chunked;
-    VllmScheduler sched(l);
-    RequestTable table;
-    sched.attach(&table);
-    for (int i = 0; i < 8; ++i) {
-      RequestState r;
-      r.id = table.size();
-      r.prompt_tokens = 600;
-      r.max_output_tokens = 100;
-      table.push_back(r);
-      sched.add_request(r.id);
-    }
-    StepPlan plan;
-    std::vector<std::uint64_t> finished;
-    Seconds now = 0;
-    for (int step = 0; sched.has_work() && step < 20000; ++step) {
-      sched.schedule(now, plan);
-      sched.check_invariants();  // blocks before each request's current chunk were freed
-      now += 0.01;
-      if (!plan.empty()) sched.complete_step(plan, now, finished);
-    }
-    CHECK_FALSE(sched.has_work());
-    return sched.counters().preemptions;
+    l.chunked_local = chunked;  // blocks before each request's current chunk are freed
+    return headroom::engine::test::serve_uniform(l, 8, 600, 100, 20000);
   };
   // 160 blocks: two full groups hold two requests of 700 tokens (44 blocks each, twice); with the
   // first group chunked (128 tokens) a decoding request holds 44 + at most 9 blocks.

@@ -11,6 +11,7 @@
 #include "sim/engine/vllm_kv_cache_groups.hpp"
 #include "sim/engine/vllm_scheduler.hpp"
 #include "tests/engine/deployment_on.hpp"
+#include "tests/engine/vllm_serve_uniform.hpp"
 #include "tests/support/allocation_counter.hpp"
 
 using namespace headroom;
@@ -284,29 +285,7 @@ TEST_CASE("vLLM scheduler on a hybrid pool: sliding blocks freed while serving, 
     l.enable_prefix_caching = true;
     l.max_model_len = 4096;
     l.group_windows = std::move(windows);
-    VllmScheduler sched(l);
-    RequestTable table;
-    sched.attach(&table);
-    for (int i = 0; i < 16; ++i) {
-      RequestState r;
-      r.id = table.size();
-      r.prompt_tokens = 1000;
-      r.max_output_tokens = 200;
-      table.push_back(r);
-      sched.add_request(r.id);
-    }
-    StepPlan plan;
-    std::vector<std::uint64_t> finished;
-    Seconds now = 0;
-    for (int step = 0; sched.has_work() && step < 100000; ++step) {
-      sched.schedule(now, plan);
-      sched.check_invariants();
-      now += 0.01;
-      if (!plan.empty()) sched.complete_step(plan, now, finished);
-      sched.check_invariants();
-    }
-    CHECK_FALSE(sched.has_work());
-    return sched.counters().preemptions;
+    return headroom::engine::test::serve_uniform(l, 16, 1000, 200, 100000);
   };
   // 400 blocks: two full-attention groups hold two requests of 1,200 tokens (75 blocks each, twice);
   // with one group sliding (128 tokens) a decoding request holds 75 + 9 blocks, four fit.
