@@ -109,7 +109,7 @@ TEST_CASE("SGLang Llama-4-Scout at TP 4 on an H100, context 32,768: 36 chunked l
   CHECK(r.bytes.workspaces == 201611276 + 3 * 508);
 }
 
-TEST_CASE("SGLang Llama 4: the radix cache on the SWA pool and non-Hopper GPUs are errors; one pool without it") {
+TEST_CASE("SGLang Llama 4: the radix cache on the SWA pool and non-Hopper GPUs are errors, one pool without the pool split") {
   const char* scout = "Llama-4-Scout-17B-16E-Instruct";
   SglangConfig radix;
   CHECK_THROWS_WITH(resolve(radix, on("h100-sxm-80gb", scout, 4)),
