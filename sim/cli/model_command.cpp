@@ -216,7 +216,7 @@ void run_model(const ModelArgs& a) {
                config.sliding_layers.size(), config.layers, config.sliding_window);
   if (model::has_chunked_attention(config))
     fmt::print("  chunked local    {} of {} layers attend within their chunk of {} tokens (vLLM: their own KV cache "
-               "groups, blocks before the current chunk freed)\n",
+               "groups, blocks before the current chunk freed; SGLang: its SWA pool, the chunk as the window)\n",
                config.chunked_layers.size(), config.layers, config.attention_chunk);
   fmt::print("  step             {} over {}: {} decoding, {} prefill tokens\n",
              count_text(shape.tokens, "token", "tokens"), count_text(shape.seqs, "sequence", "sequences"),

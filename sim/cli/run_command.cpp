@@ -83,9 +83,10 @@ void print_startup(const scenario::Scenario& sc, const engine::StartupResult& st
              st.kv_tokens, st.kv_blocks, st.kv_block_tokens, st.max_running_requests, st.graph_batch_sizes.size());
   // SGLang's SWA pool (serving-memory-model.md §2.2): the KV tokens above are the full pool's.
   if (const auto* f = std::get_if<engine::SglangFigures>(&st.figures); f && f->swa_tokens > 0)
-    fmt::print("  SWA pool         {} tokens for {} sliding-window layers (window {}); the {} KV tokens above serve {} "
+    fmt::print("  SWA pool         {} tokens for {} {} layers (window {}); the {} KV tokens above serve {} "
                "full-attention layers\n",
-               f->swa_tokens, f->swa_layers, f->sliding_window, st.kv_tokens, f->full_layers);
+               f->swa_tokens, f->swa_layers, f->swa_layers_chunked ? "chunked local attention" : "sliding-window",
+               f->sliding_window, st.kv_tokens, f->full_layers);
   fmt::print("  reserved for     weights {}, KV {}, workspaces {}, request pool {}, graph pool {}, non-torch {}\n",
              format_bytes(b.weights), format_bytes(b.kv_cache), format_bytes(b.workspaces),
              format_bytes(b.request_pool), format_bytes(b.graph_pool), format_bytes(b.non_torch));

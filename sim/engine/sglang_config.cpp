@@ -33,8 +33,11 @@ SglangAttentionBackend parse_sglang_attention_backend(std::string_view text, std
 }
 
 bool sglang_hybrid_swa_model(const model::ModelConfig& model) {
-  // configs/model_config.py is_hybrid_swa_model also lists Llama 4, MiMo-V2 and Step-3.5, which
-  // this simulator does not serve on SGLang.
+  // configs/model_config.py is_hybrid_swa_model also lists MiMo-V2 and Step-3.5, which this
+  // simulator does not serve. Llama 4's chunked layers take the SWA pool with attention_chunk_size
+  // as their window (model_runner.py load_model: "Setting sliding_window_size to be
+  // attention_chunk_size").
+  if (model.architecture == model::Architecture::llama4) return model::has_chunked_attention(model);
   return model.architecture == model::Architecture::gpt_oss && model::has_sliding_window(model);
 }
 
@@ -56,14 +59,24 @@ SglangSwaTokens sglang_hybrid_swa_tokens(std::int64_t max_total_num_tokens, int 
   return t;
 }
 
-std::vector<Bytes> sglang_fa3_graph_buffers(int max_bs, std::int64_t context_len, int page_size, bool swa_pool) {
+std::vector<Bytes> sglang_fa3_graph_buffers(int max_bs, std::int64_t context_len, int page_size, bool swa_pool,
+                                            std::int64_t attention_chunk) {
   // layers/attention/flashattention_backend.py init_cuda_graph_state (sgl-project/sglang main,
   // 2026): decode_cuda_graph_metadata; page_table_draft_decode and the target-verify and
-  // draft-extend tables only with speculative decoding, the local-attention ones only with
-  // attention_chunk_size (Llama 4), encoder_metadata only for encoder-decoder models.
+  // draft-extend tables only with speculative decoding, encoder_metadata only for encoder-decoder
+  // models.
   const auto bs = static_cast<Bytes>(max_bs);
   const auto pages = static_cast<Bytes>((context_len + page_size - 1) / page_size);
   std::vector<Bytes> sizes = {bs * 4, (bs + 1) * 4, (bs + 1) * 4, bs * pages * 4, pages * 8};
+  if (attention_chunk > 0) {
+    // decode_cuda_graph_local_attn_metadata (attention_chunk_size set: Llama 4): max_bs ×
+    // ceil(context / chunk) virtual batches of ceil(chunk / page) pages, int32.
+    const auto virtual_batches = bs * static_cast<Bytes>((context_len + attention_chunk - 1) / attention_chunk);
+    const auto chunk_pages = static_cast<Bytes>((attention_chunk + page_size - 1) / page_size);
+    sizes.push_back((virtual_batches + 1) * 4);            // local_query_start_loc
+    sizes.push_back(virtual_batches * 4);                  // local_seqused_k
+    sizes.push_back(virtual_batches * chunk_pages * 4);    // local_block_table
+  }
   if (swa_pool) sizes.push_back(bs * pages * 4);  // swa_page_table (use_sliding_window_kv_pool)
   return sizes;
 }
@@ -223,22 +236,18 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
     throw EngineConfigError("attention_backend", fmt::format("sglang attention_backend: aiter's MLA path is not modelled (model '{}' uses MLA); "
                                  "use flashinfer",
                                  d.model.name));
-  // Llama 4 is one of model_config.py is_hybrid_swa_model's architectures: its chunked layers go to
-  // the SWA pool with attention_chunk_size as the window (ModelConfig::chunked_layers, attention_chunk).
-  if (model::has_chunked_attention(d.model))
-    throw EngineConfigError(
-        "kind",
-        fmt::format("sglang: model '{}' (llama4) is served with SGLang's SWA pool (SWAKVPool, SWARadixCache) for its "
-                    "chunked local attention layers; that pool is not modelled (vLLM's hybrid KV-cache manager is)",
-                    d.model.name));
   if (sglang_hybrid_swa_model(d.model)) {
-    // server_args.py _handle_model_specific_adjustments, GptOssForCausalLM: trtllm_mha on
-    // Blackwell, fa3 on Hopper, aiter on ROCm, triton elsewhere; one of triton, trtllm_mha, fa3,
-    // fa4 or aiter is asserted. Of those only fa3's buffers are modelled.
+    // server_args.py _handle_model_specific_adjustments, GptOssForCausalLM and (PR #13421)
+    // Llama4ForConditionalGeneration: trtllm_mha on Blackwell, fa3 on Hopper, aiter on ROCm, triton
+    // elsewhere; gpt-oss asserts one of triton, trtllm_mha, fa3, fa4 or aiter, Llama 4 one of fa3,
+    // aiter, triton, ascend, trtllm_mha or intel_xpu. Of those only fa3's buffers are modelled.
+    const bool llama4 = d.model.architecture == model::Architecture::llama4;
+    const std::string_view arch = model::architecture_name(d.model.architecture);
     const int major = d.gpu.compute_capability_major();
     if (!c.attention_backend && d.gpu.vendor != "amd" && major == 9) {
       c.attention_backend = SglangAttentionBackend::fa3;
-      filled.push_back({"attention_backend", "fa3", "SGLang's backend for gpt-oss on Hopper (server_args.py)"});
+      filled.push_back({"attention_backend", "fa3",
+                        fmt::format("SGLang's backend for {} on Hopper (server_args.py)", llama4 ? "Llama 4" : "gpt-oss")});
     }
     if (c.attention_backend != SglangAttentionBackend::fa3) {
       const std::string chosen =
@@ -248,10 +257,12 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
                                   : "triton";
       throw EngineConfigError(
           "attention_backend",
-          fmt::format("sglang attention_backend: model '{}' (gpt_oss) runs on {} here, which is not modelled; "
-                      "SGLang serves gpt-oss on triton, trtllm_mha, fa3, fa4 or aiter and headroom models fa3 "
+          fmt::format("sglang attention_backend: model '{}' ({}) runs on {} here, which is not modelled; "
+                      "SGLang serves {} on {} and headroom models fa3 "
                       "(Hopper, compute capability 9.x; gpu '{}' is {})",
-                      d.model.name, chosen, d.gpu.name,
+                      d.model.name, arch, chosen, llama4 ? "Llama 4" : "gpt-oss",
+                      llama4 ? "fa3, aiter, triton, ascend, trtllm_mha or intel_xpu" : "triton, trtllm_mha, fa3, fa4 or aiter",
+                      d.gpu.name,
                       d.gpu.compute_capability.empty() ? std::string("of unknown compute capability")
                                                        : "compute capability " + d.gpu.compute_capability));
     }
@@ -262,11 +273,11 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
     if (!c.disable_hybrid_swa_memory && !c.disable_radix_cache)
       throw EngineConfigError(
           "disable_radix_cache",
-          fmt::format("sglang: model '{}' (gpt_oss) uses SGLang's SWA KV pool, whose prefix cache (SWARadixCache: "
+          fmt::format("sglang: model '{}' ({}) uses SGLang's SWA KV pool, whose prefix cache (SWARadixCache: "
                       "tree nodes whose SWA KV is tombstoned under pressure) is not modelled; pass "
                       "--disable-radix-cache (disable_radix_cache: true) for its ChunkCache, or "
                       "--disable-hybrid-swa-memory for one pool over every layer",
-                      d.model.name));
+                      d.model.name, arch));
     if (!c.disable_hybrid_swa_memory && d.parallel.pp > 1)
       throw EngineConfigError("kind", fmt::format("sglang: the SWA KV pool with pipeline parallelism (pp {}) is not "
                                                   "modelled; use pp 1 or --disable-hybrid-swa-memory",

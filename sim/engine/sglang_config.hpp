@@ -48,7 +48,7 @@ struct SglangConfig {
 };
 
 // model_config.py is_hybrid_swa_model: the architectures SGLang gives a pool of their own for the
-// windowed layers (modelled here: gpt-oss), unless --disable-hybrid-swa-memory (§2.2).
+// windowed layers (modelled here: gpt-oss, and Llama 4 with its chunked layers), unless --disable-hybrid-swa-memory (§2.2).
 bool sglang_hybrid_swa_model(const model::ModelConfig& model);
 bool sglang_hybrid_swa(const model::ModelConfig& model, const SglangConfig& config);
 
@@ -67,8 +67,12 @@ SglangSwaTokens sglang_hybrid_swa_tokens(std::int64_t max_total_num_tokens, int 
 // are captured, one tensor each, for graphs up to max_bs requests: cache_seqlens int32 [max_bs],
 // cu_seqlens_q and cu_seqlens_k int32 [max_bs + 1], page_table int32 [max_bs, pages],
 // strided_indices int64 [pages] with pages = ceil(context_len / page_size), and with the SWA pool
-// a swa_page_table like page_table. Without speculative decoding, local attention or an encoder.
-std::vector<Bytes> sglang_fa3_graph_buffers(int max_bs, std::int64_t context_len, int page_size, bool swa_pool);
+// a swa_page_table like page_table; with an attention_chunk (Llama 4; 0: none) the local-attention
+// metadata over V = max_bs × ceil(context_len / chunk) virtual batches: local_query_start_loc int32
+// [V + 1], local_seqused_k int32 [V], local_block_table int32 [V, ceil(chunk / page_size)].
+// Without speculative decoding or an encoder.
+std::vector<Bytes> sglang_fa3_graph_buffers(int max_bs, std::int64_t context_len, int page_size, bool swa_pool,
+                                            std::int64_t attention_chunk = 0);
 
 // §2.1 table: chunked_prefill_size and cuda_graph_max_bs by gpu_mem (MiB) and TP size;
 // nullopt gpu_mem is the "unknown" row.

@@ -130,16 +130,20 @@ class SglangStartup {
     f_.max_num_reqs = c_.max_running_requests ? *c_.max_running_requests : sglang_max_num_reqs(tokens, context_len_);
     if (hybrid_swa_) {
       // set_num_tokens_hybrid_swa after the request pool's size (§2.2): max_total_num_tokens
-      // becomes the full pool's size.
+      // becomes the full pool's size. The SWA layers are gpt-oss's sliding ones or Llama 4's
+      // chunked ones, whose window is attention_chunk_size (model_runner.py load_model).
       for (const model::AttentionLayers& kind : model::attention_layer_kinds(d_.model)) {
         if (kind.kind == model::AttentionKind::full) f_.full_layers = static_cast<int>(kind.layers.size());
         else {
           f_.swa_layers = static_cast<int>(kind.layers.size());
           f_.sliding_window = kind.window;
+          f_.swa_layers_chunked = kind.kind == model::AttentionKind::chunked_local;
         }
       }
       const SglangSwaTokens split =
           sglang_hybrid_swa_tokens(tokens, f_.full_layers, f_.swa_layers, c_.swa_full_tokens_ratio, c_.page_size);
+      if (f_.swa_layers_chunked)
+        r_.log.push_back(fmt::format("Setting sliding_window_size to be attention_chunk_size: {}", f_.sliding_window));
       r_.log.push_back(fmt::format("Use sliding window memory pool. full_layer_tokens={}, swa_layer_tokens={}",
                                    split.full, split.swa));
       if (split.full <= 0 || split.swa <= 0) {
@@ -272,7 +276,8 @@ class SglangStartup {
     if (*c_.attention_backend == SglangAttentionBackend::fa3) {
       // CudaGraphRunner calls the backend's init_cuda_graph_state(max_bs) before capturing.
       const int max_bs = *std::max_element(sizes.begin(), sizes.end());
-      for (Bytes bytes : sglang_fa3_graph_buffers(max_bs, context_len_, c_.page_size, hybrid_swa_))
+      // The local-attention metadata comes with attention_chunk_size, pool or not.
+      for (Bytes bytes : sglang_fa3_graph_buffers(max_bs, context_len_, c_.page_size, hybrid_swa_, d_.model.attention_chunk))
         if (!allocate_engine_buffer(r_, d_, bytes, StartupStage::cuda_graph_capture)) return false;
     }
     DecodeGraph graph;

@@ -84,6 +84,7 @@ struct SglangFigures {
   std::int64_t sliding_window = 0;
   int full_layers = 0;
   int swa_layers = 0;
+  bool swa_layers_chunked = false;  // Llama 4: chunked local attention layers, the window their chunk
 };
 
 // LightLLM's profile (§3) and its max-length check prefill.

@@ -1,7 +1,8 @@
-// SGLang's SWA KV pool for gpt-oss (docs/serving-memory-model.md §2.2): set_num_tokens_hybrid_swa's
-// split, SWAKVPool's tensors and index map, FA3's graph metadata, the attention backend SGLang
-// picks for gpt-oss, and the scheduler's two pools (admission against both, SWA slots freed as
-// they leave the window, ChunkCache), with invariants after every step.
+// SGLang's SWA KV pool for gpt-oss and Llama 4 (docs/serving-memory-model.md §2.2):
+// set_num_tokens_hybrid_swa's split, SWAKVPool's tensors and index map, FA3's graph metadata (with
+// Llama 4's local-attention tables), the attention backend SGLang picks for these models, and the
+// scheduler's two pools (admission against both, SWA slots freed as they leave the window,
+// ChunkCache), with invariants after every step.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -60,6 +61,74 @@ TEST_CASE("SGLang FA3 graph metadata: 256 graphs of a 131,072-token context, wit
   CHECK(sglang_fa3_graph_buffers(256, 131072, 1, true) ==
         std::vector<Bytes>{1024, 1028, 1028, 134217728, 1048576, 134217728});
   CHECK(sglang_fa3_graph_buffers(8, 1000, 64, false) == std::vector<Bytes>{32, 36, 36, 8 * 16 * 4, 16 * 8});
+}
+
+TEST_CASE("SGLang FA3 graph metadata with attention_chunk_size: max_bs x ceil(context / chunk) virtual batches") {
+  // Llama 4, 512 graphs, context 32,768, chunk 8,192: V = 512 × 4 = 2,048; local_query_start_loc
+  // int32 [2,049], local_seqused_k int32 [2,048], local_block_table int32 [2,048, 8,192] = 64 MiB,
+  // after strided_indices and before swa_page_table.
+  CHECK(sglang_fa3_graph_buffers(512, 32768, 1, true, 8192) ==
+        std::vector<Bytes>{2048, 2052, 2052, 67108864, 262144, 8196, 8192, 67108864, 67108864});
+  // Page 64, context 1,000, chunk 256: 16 pages, V = 8 × 4 = 32 of ceil(256 / 64) = 4 pages.
+  CHECK(sglang_fa3_graph_buffers(8, 1000, 64, false, 256) ==
+        std::vector<Bytes>{32, 36, 36, 8 * 16 * 4, 16 * 8, 33 * 4, 32 * 4, 32 * 4 * 4});
+}
+
+TEST_CASE("SGLang Llama-4-Scout at TP 4 on an H100, context 32,768: 36 chunked layers in the SWA pool") {
+  SglangConfig c = chunk_cache();
+  c.context_length = 32768;
+  StartupResult r = sglang_startup(on("h100-sxm-80gb", "Llama-4-Scout-17B-16E-Instruct", 4), c);
+  INFO(r.failure);
+  REQUIRE(r.ok);
+  CHECK(std::get<SglangConfig>(r.config).attention_backend == SglangAttentionBackend::fa3);
+  const auto& f = std::get<SglangFigures>(r.figures);
+  // cell_size over all 48 layers: 8 KV heads / TP 4 × (128 + 128) × 48 × 2 bytes.
+  CHECK(f.cell_size == 49152);
+  const auto profiled = static_cast<std::int64_t>(f.rest_memory / 49152.0);
+  // 304,828 profiled tokens (what --disable-hybrid-swa-memory gets): full = int(304,828 × 48 /
+  // (0.8 × 36 + 12)) = int(358,621.2) = 358,621, swa = int(358,621 × 0.8) = 286,896.
+  CHECK(profiled == 304828);
+  CHECK(r.kv_tokens == 358621);
+  CHECK(f.swa_tokens == 286896);
+  CHECK(f.full_layers == 12);
+  CHECK(f.swa_layers == 36);
+  CHECK(f.swa_layers_chunked);
+  CHECK(f.sliding_window == 8192);  // model_runner.py: sliding_window_size = attention_chunk_size
+  // clamp(int(304,828 / 32,768 × 512), 2048, 4096) = 4,096 rows, sized before the split.
+  CHECK(f.max_num_reqs == 4096);
+  // 24 full-layer tensors [358,622, 2, 128], 72 chunked-layer tensors [286,897, 2, 128], the map.
+  REQUIRE(r.memory.kv_cache.size() == 97);
+  CHECK(r.memory.kv_cache[0]->requested_size == Bytes{358622} * 512);
+  CHECK(r.memory.kv_cache[24]->requested_size == Bytes{286897} * 512);
+  CHECK(r.memory.kv_cache[96]->requested_size == Bytes{358623} * 8);
+  // 52 graph sizes up to 512 (§2.1 table at TP 4 on 80 GB); FA3's metadata as in the case above:
+  // 2,048 + 2 × 2,052 + 3 × 64 MiB + 256 KiB + 8,196 + 8,192 = 201,611,276 bytes asked, the
+  // caching allocator's 512-byte rounding of 2,052, 2,052 and 8,196 adds 3 × 508.
+  CHECK(r.graph_batch_sizes.size() == 52);
+  CHECK(r.graph_batch_sizes.back() == 512);
+  CHECK(r.bytes.workspaces == 201611276 + 3 * 508);
+}
+
+TEST_CASE("SGLang Llama 4: the radix cache on the SWA pool and non-Hopper GPUs are errors, one pool without the pool split") {
+  const char* scout = "Llama-4-Scout-17B-16E-Instruct";
+  SglangConfig radix;
+  CHECK_THROWS_WITH(resolve(radix, on("h100-sxm-80gb", scout, 4)),
+                    Catch::Contains("'Llama-4-Scout-17B-16E-Instruct' (llama4) uses SGLang's SWA KV pool"));
+  SglangConfig a100 = chunk_cache();
+  CHECK_THROWS_WITH(resolve(a100, on("a100-80gb", scout, 4)),
+                    Catch::Contains("(llama4) runs on triton here, which is not modelled; SGLang serves Llama 4 on fa3, "
+                                    "aiter, triton, ascend, trtllm_mha or intel_xpu"));
+  // --disable-hybrid-swa-memory: one MHA pool over all 48 layers, the profiled 304,828 tokens, and
+  // still fa3 with the local-attention tables but no swa_page_table.
+  SglangConfig one;
+  one.disable_hybrid_swa_memory = true;
+  one.context_length = 32768;
+  StartupResult r = sglang_startup(on("h100-sxm-80gb", scout, 4), one);
+  REQUIRE(r.ok);
+  CHECK(std::get<SglangFigures>(r.figures).swa_tokens == 0);
+  CHECK(r.kv_tokens == 304828);
+  CHECK(r.memory.kv_cache.size() == 96);
+  CHECK(r.bytes.workspaces == 201611276 + 3 * 508 - 67108864);
 }
 
 TEST_CASE("SGLang gpt-oss-20b on an H100 with --disable-radix-cache: fa3, 1.11x full and 0.89x SWA tokens") {

@@ -2,7 +2,7 @@
 // of KV cache group (vllm/v1/kv_cache_interface.py ChunkedLocalAttentionSpec.max_memory_usage_bytes,
 // vllm/v1/core/single_type_kv_cache_manager.py ChunkedLocalAttentionManager, vLLM main 2026), the
 // start-up figures for Llama-4-Scout at tensor parallel 4, and the blocks before the current chunk
-// freed while serving; SGLang and LightLLM refuse the model.
+// freed while serving; LightLLM refuses the model (SGLang's SWA pool: test_sglang_swa_pool.cpp).
 #include <catch2/catch.hpp>
 
 #include "sim/core/error.hpp"
@@ -149,10 +149,8 @@ TEST_CASE("hybrid paged KV cache, chunked local attention: blocks before the hit
   cache.check_invariants();
 }
 
-TEST_CASE("Llama 4 on SGLang, LightLLM and vLLM before current is an error naming what serves it") {
+TEST_CASE("Llama 4 on LightLLM and vLLM before current is an error naming what serves it") {
   const Deployment d = on("h100-sxm-80gb", kScout, 8);
-  SglangConfig s;
-  CHECK_THROWS_WITH(resolve(s, d), Catch::Contains("(llama4) is served with SGLang's SWA pool"));
   LightllmConfig l;
   CHECK_THROWS_WITH(resolve(l, d), Catch::Contains("LightLLM serves no Llama 4 model"));
   VllmConfig v;
