@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/core/enum_names.hpp"
 #include "sim/core/error.hpp"
 #include "sim/engine/knob_checks.hpp"
 #include "sim/model/attention_layers.hpp"
@@ -14,22 +15,23 @@ namespace headroom::engine {
 
 using namespace knob_checks;
 
+namespace {
+
+constexpr std::array<EnumName<SglangAttentionBackend>, 4> kSglangAttentionBackendNames{{
+    {SglangAttentionBackend::flashinfer, "flashinfer"},
+    {SglangAttentionBackend::aiter, "aiter"},
+    {SglangAttentionBackend::torch_native, "torch_native"},
+    {SglangAttentionBackend::fa3, "fa3"},
+}};
+
+}  // namespace
+
 std::string_view sglang_attention_backend_name(SglangAttentionBackend backend) {
-  switch (backend) {
-    case SglangAttentionBackend::flashinfer: return "flashinfer";
-    case SglangAttentionBackend::aiter: return "aiter";
-    case SglangAttentionBackend::torch_native: return "torch_native";
-    case SglangAttentionBackend::fa3: return "fa3";
-  }
-  return "?";
+  return enum_name(kSglangAttentionBackendNames, backend);
 }
 
 SglangAttentionBackend parse_sglang_attention_backend(std::string_view text, std::string_view what) {
-  if (text == "flashinfer") return SglangAttentionBackend::flashinfer;
-  if (text == "aiter") return SglangAttentionBackend::aiter;
-  if (text == "torch_native") return SglangAttentionBackend::torch_native;
-  if (text == "fa3") return SglangAttentionBackend::fa3;
-  throw InputError(fmt::format("{}: expected one of flashinfer, aiter, torch_native, fa3, got '{}'", what, text));
+  return parse_enum(kSglangAttentionBackendNames, text, what);
 }
 
 bool sglang_hybrid_swa_model(const model::ModelConfig& model) {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/core/enum_names.hpp"
 #include "sim/core/error.hpp"
 #include "sim/engine/knob_checks.hpp"
 #include "sim/model/attention_layers.hpp"
@@ -14,54 +15,54 @@ namespace headroom::engine {
 
 using namespace knob_checks;
 
-std::string_view usage_context_name(UsageContext usage) {
-  return usage == UsageContext::api_server ? "api_server" : "llm_class";
-}
+namespace {
+
+constexpr std::array<EnumName<UsageContext>, 4> kUsageContextNames{{
+    {UsageContext::api_server, "api_server"},
+    {UsageContext::api_server, "api-server", Spelling::alias},
+    {UsageContext::llm_class, "llm_class"},
+    {UsageContext::llm_class, "llm-class", Spelling::alias},
+}};
+
+// vllm/config/compilation.py CUDAGraphMode's member names; read in any case.
+constexpr std::array<EnumName<CudaGraphMode>, 5> kCudaGraphModeNames{{
+    {CudaGraphMode::none, "NONE"},
+    {CudaGraphMode::piecewise, "PIECEWISE"},
+    {CudaGraphMode::full, "FULL"},
+    {CudaGraphMode::full_decode_only, "FULL_DECODE_ONLY"},
+    {CudaGraphMode::full_and_piecewise, "FULL_AND_PIECEWISE"},
+}};
+
+// vLLM's _Backend names (VLLM_ATTENTION_BACKEND); read in any case.
+constexpr std::array<EnumName<VllmAttentionBackend>, 6> kVllmAttentionBackendNames{{
+    {VllmAttentionBackend::flash_attn, "FLASH_ATTN"},
+    {VllmAttentionBackend::flashinfer, "FLASHINFER"},
+    {VllmAttentionBackend::flashmla, "FLASHMLA"},
+    {VllmAttentionBackend::cutlass_mla, "CUTLASS_MLA"},
+    {VllmAttentionBackend::triton_mla, "TRITON_MLA"},
+    {VllmAttentionBackend::rocm_aiter_mla, "ROCM_AITER_MLA"},
+}};
+
+}  // namespace
+
+std::string_view usage_context_name(UsageContext usage) { return enum_name(kUsageContextNames, usage); }
 
 UsageContext parse_usage_context(std::string_view text, std::string_view what) {
-  if (text == "api_server" || text == "api-server") return UsageContext::api_server;
-  if (text == "llm_class" || text == "llm-class") return UsageContext::llm_class;
-  throw InputError(fmt::format("{}: expected one of api_server, llm_class, got '{}'", what, text));
+  return parse_enum(kUsageContextNames, text, what);
 }
 
-std::string_view cudagraph_mode_name(CudaGraphMode mode) {
-  switch (mode) {
-    case CudaGraphMode::none: return "NONE";
-    case CudaGraphMode::piecewise: return "PIECEWISE";
-    case CudaGraphMode::full: return "FULL";
-    case CudaGraphMode::full_decode_only: return "FULL_DECODE_ONLY";
-    case CudaGraphMode::full_and_piecewise: return "FULL_AND_PIECEWISE";
-  }
-  return "?";
-}
+std::string_view cudagraph_mode_name(CudaGraphMode mode) { return enum_name(kCudaGraphModeNames, mode); }
 
 CudaGraphMode parse_cudagraph_mode(std::string_view text, std::string_view what) {
-  for (CudaGraphMode m : {CudaGraphMode::none, CudaGraphMode::piecewise, CudaGraphMode::full,
-                          CudaGraphMode::full_decode_only, CudaGraphMode::full_and_piecewise})
-    if (text == cudagraph_mode_name(m) || lower(text) == lower(cudagraph_mode_name(m))) return m;
-  throw InputError(fmt::format(
-      "{}: expected one of NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE, got '{}'", what, text));
+  return parse_enum(kCudaGraphModeNames, text, what, NameCase::any);
 }
 
 std::string_view vllm_attention_backend_name(VllmAttentionBackend backend) {
-  switch (backend) {
-    case VllmAttentionBackend::flash_attn: return "FLASH_ATTN";
-    case VllmAttentionBackend::flashinfer: return "FLASHINFER";
-    case VllmAttentionBackend::flashmla: return "FLASHMLA";
-    case VllmAttentionBackend::cutlass_mla: return "CUTLASS_MLA";
-    case VllmAttentionBackend::triton_mla: return "TRITON_MLA";
-    case VllmAttentionBackend::rocm_aiter_mla: return "ROCM_AITER_MLA";
-  }
-  return "?";
+  return enum_name(kVllmAttentionBackendNames, backend);
 }
 
 VllmAttentionBackend parse_vllm_attention_backend(std::string_view text, std::string_view what) {
-  for (VllmAttentionBackend b : {VllmAttentionBackend::flash_attn, VllmAttentionBackend::flashinfer,
-                                 VllmAttentionBackend::flashmla, VllmAttentionBackend::cutlass_mla,
-                                 VllmAttentionBackend::triton_mla, VllmAttentionBackend::rocm_aiter_mla})
-    if (lower(text) == lower(vllm_attention_backend_name(b))) return b;
-  throw InputError(fmt::format(
-      "{}: expected one of FLASH_ATTN, FLASHINFER, FLASHMLA, CUTLASS_MLA, TRITON_MLA, ROCM_AITER_MLA, got '{}'", what, text));
+  return parse_enum(kVllmAttentionBackendNames, text, what, NameCase::any);
 }
 
 bool is_mla_backend(VllmAttentionBackend backend) {

@@ -1,8 +1,6 @@
 #include "sim/model/dtype.hpp"
 
-#include <fmt/format.h>
-
-#include "sim/core/error.hpp"
+#include "sim/core/enum_names.hpp"
 
 namespace headroom::model {
 
@@ -19,25 +17,30 @@ Bytes dtype_bytes(DType dtype) {
   return 0;
 }
 
-std::string_view dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::bf16: return "bf16";
-    case DType::fp16: return "fp16";
-    case DType::fp32: return "fp32";
-    case DType::fp8: return "fp8";
-    case DType::int32: return "int32";
-    case DType::uint8: return "uint8";
-    case DType::int64: return "int64";
-  }
-  return "?";
-}
+namespace {
 
-DType parse_dtype(std::string_view text, std::string_view what) {
-  if (text == "bf16" || text == "bfloat16") return DType::bf16;
-  if (text == "fp16" || text == "float16" || text == "half") return DType::fp16;
-  if (text == "fp32" || text == "float32" || text == "float") return DType::fp32;
-  if (text == "fp8" || text == "fp8_e4m3" || text == "fp8_e5m2") return DType::fp8;
-  throw InputError(fmt::format("{}: expected one of bf16, fp16, fp32, fp8, got '{}'", what, text));
-}
+// int32, uint8 and int64 appear in programs (indices, packed weights) but never in user input.
+constexpr std::array<EnumName<DType>, 14> kDTypeNames{{
+    {DType::bf16, "bf16"},
+    {DType::bf16, "bfloat16", Spelling::alias},
+    {DType::fp16, "fp16"},
+    {DType::fp16, "float16", Spelling::alias},
+    {DType::fp16, "half", Spelling::alias},
+    {DType::fp32, "fp32"},
+    {DType::fp32, "float32", Spelling::alias},
+    {DType::fp32, "float", Spelling::alias},
+    {DType::fp8, "fp8"},
+    {DType::fp8, "fp8_e4m3", Spelling::alias},
+    {DType::fp8, "fp8_e5m2", Spelling::alias},
+    {DType::int32, "int32", Spelling::name_only},
+    {DType::uint8, "uint8", Spelling::name_only},
+    {DType::int64, "int64", Spelling::name_only},
+}};
+
+}  // namespace
+
+std::string_view dtype_name(DType dtype) { return enum_name(kDTypeNames, dtype); }
+
+DType parse_dtype(std::string_view text, std::string_view what) { return parse_enum(kDTypeNames, text, what); }
 
 }  // namespace headroom::model

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/core/enum_names.hpp"
 #include "sim/core/error.hpp"
 #include "sim/model/flashinfer_moe_workspace.hpp"
 #include "sim/model/model_limits.hpp"
@@ -32,48 +33,46 @@ void validate_forward_shape(const ForwardShape& s) {
     throw InputError(fmt::format("tp: expected 1 to {}, got {}", limits::kMaxTensorParallel, s.tp));
 }
 
+namespace {
+
+constexpr std::array<EnumName<AttentionBackend>, 3> kAttentionBackendNames{{
+    {AttentionBackend::flash_attn, "flash-attn"},
+    {AttentionBackend::flash_attn, "flash_attn", Spelling::alias},
+    {AttentionBackend::flashinfer, "flashinfer"},
+}};
+
+constexpr std::array<EnumName<DecodeOutBuffer>, 4> kDecodeOutBufferNames{{
+    {DecodeOutBuffer::transient, "transient"},
+    {DecodeOutBuffer::per_layer, "per-layer"},
+    {DecodeOutBuffer::per_layer, "per_layer", Spelling::alias},
+    {DecodeOutBuffer::shared, "shared"},
+}};
+
+constexpr std::array<EnumName<MoeBackend>, 2> kMoeBackendNames{{
+    {MoeBackend::triton, "triton"},
+    {MoeBackend::flashinfer_cutlass, "flashinfer_cutlass"},
+}};
+
+}  // namespace
+
 std::string_view attention_backend_name(AttentionBackend backend) {
-  switch (backend) {
-    case AttentionBackend::flash_attn: return "flash-attn";
-    case AttentionBackend::flashinfer: return "flashinfer";
-  }
-  return "?";
+  return enum_name(kAttentionBackendNames, backend);
 }
 
 AttentionBackend parse_attention_backend(std::string_view text, std::string_view what) {
-  if (text == "flash-attn" || text == "flash_attn") return AttentionBackend::flash_attn;
-  if (text == "flashinfer") return AttentionBackend::flashinfer;
-  throw InputError(fmt::format("{}: expected one of flash-attn, flashinfer, got '{}'", what, text));
+  return parse_enum(kAttentionBackendNames, text, what);
 }
 
-std::string_view decode_out_buffer_name(DecodeOutBuffer mode) {
-  switch (mode) {
-    case DecodeOutBuffer::transient: return "transient";
-    case DecodeOutBuffer::per_layer: return "per-layer";
-    case DecodeOutBuffer::shared: return "shared";
-  }
-  return "?";
-}
+std::string_view decode_out_buffer_name(DecodeOutBuffer mode) { return enum_name(kDecodeOutBufferNames, mode); }
 
 DecodeOutBuffer parse_decode_out_buffer(std::string_view text, std::string_view what) {
-  if (text == "transient") return DecodeOutBuffer::transient;
-  if (text == "per-layer" || text == "per_layer") return DecodeOutBuffer::per_layer;
-  if (text == "shared") return DecodeOutBuffer::shared;
-  throw InputError(fmt::format("{}: expected one of transient, per-layer, shared, got '{}'", what, text));
+  return parse_enum(kDecodeOutBufferNames, text, what);
 }
 
-std::string_view moe_backend_name(MoeBackend backend) {
-  switch (backend) {
-    case MoeBackend::triton: return "triton";
-    case MoeBackend::flashinfer_cutlass: return "flashinfer_cutlass";
-  }
-  return "?";
-}
+std::string_view moe_backend_name(MoeBackend backend) { return enum_name(kMoeBackendNames, backend); }
 
 MoeBackend parse_moe_backend(std::string_view text, std::string_view what) {
-  if (text == "triton") return MoeBackend::triton;
-  if (text == "flashinfer_cutlass") return MoeBackend::flashinfer_cutlass;
-  throw InputError(fmt::format("{}: expected one of triton, flashinfer_cutlass, got '{}'", what, text));
+  return parse_enum(kMoeBackendNames, text, what);
 }
 
 Bytes flashinfer_workspace_bytes(Engine engine) {

@@ -2,46 +2,44 @@
 
 #include <fmt/format.h>
 
+#include "sim/core/enum_names.hpp"
 #include "sim/core/error.hpp"
 #include "sim/model/tensor_parallel.hpp"
 
 namespace headroom::model {
 
-std::string_view engine_name(Engine engine) {
-  switch (engine) {
-    case Engine::vllm: return "vllm";
-    case Engine::sglang: return "sglang";
-    case Engine::lightllm: return "lightllm";
-  }
-  return "?";
-}
+namespace {
 
-Engine parse_engine(std::string_view text, std::string_view what) {
-  if (text == "vllm") return Engine::vllm;
-  if (text == "sglang") return Engine::sglang;
-  if (text == "lightllm") return Engine::lightllm;
-  throw InputError(fmt::format("{}: expected one of vllm, sglang, lightllm, got '{}'", what, text));
-}
+constexpr std::array<EnumName<Engine>, 3> kEngineNames{{
+    {Engine::vllm, "vllm"},
+    {Engine::sglang, "sglang"},
+    {Engine::lightllm, "lightllm"},
+}};
 
-std::string_view kv_cache_dtype_name(KvCacheDtype dtype) {
-  switch (dtype) {
-    case KvCacheDtype::model: return "auto";
-    case KvCacheDtype::bf16: return "bf16";
-    case KvCacheDtype::fp16: return "fp16";
-    case KvCacheDtype::fp8: return "fp8";
-    case KvCacheDtype::fp8_ds_mla: return "fp8_ds_mla";
-  }
-  return "?";
-}
+// The engines' --kv-cache-dtype values; fp8_e4m3 and fp8_e5m2 are listed since users pass them.
+constexpr std::array<EnumName<KvCacheDtype>, 10> kKvCacheDtypeNames{{
+    {KvCacheDtype::model, "auto"},
+    {KvCacheDtype::bf16, "bf16"},
+    {KvCacheDtype::bf16, "bfloat16", Spelling::alias},
+    {KvCacheDtype::fp16, "fp16"},
+    {KvCacheDtype::fp16, "float16", Spelling::alias},
+    {KvCacheDtype::fp16, "half", Spelling::alias},
+    {KvCacheDtype::fp8, "fp8"},
+    {KvCacheDtype::fp8, "fp8_e4m3"},
+    {KvCacheDtype::fp8, "fp8_e5m2"},
+    {KvCacheDtype::fp8_ds_mla, "fp8_ds_mla"},
+}};
+
+}  // namespace
+
+std::string_view engine_name(Engine engine) { return enum_name(kEngineNames, engine); }
+
+Engine parse_engine(std::string_view text, std::string_view what) { return parse_enum(kEngineNames, text, what); }
+
+std::string_view kv_cache_dtype_name(KvCacheDtype dtype) { return enum_name(kKvCacheDtypeNames, dtype); }
 
 KvCacheDtype parse_kv_cache_dtype(std::string_view text, std::string_view what) {
-  if (text == "auto") return KvCacheDtype::model;
-  if (text == "bf16" || text == "bfloat16") return KvCacheDtype::bf16;
-  if (text == "fp16" || text == "float16" || text == "half") return KvCacheDtype::fp16;
-  if (text == "fp8" || text == "fp8_e4m3" || text == "fp8_e5m2") return KvCacheDtype::fp8;
-  if (text == "fp8_ds_mla") return KvCacheDtype::fp8_ds_mla;
-  throw InputError(
-      fmt::format("{}: expected one of auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla, got '{}'", what, text));
+  return parse_enum(kKvCacheDtypeNames, text, what);
 }
 
 namespace {

@@ -4,25 +4,26 @@
 
 #include <fmt/format.h>
 
+#include "sim/core/enum_names.hpp"
 #include "sim/core/error.hpp"
 #include "sim/model/tensor_parallel.hpp"
 
 namespace headroom::model {
 
-std::string_view sampler_kind_name(SamplerKind kind) {
-  switch (kind) {
-    case SamplerKind::greedy: return "greedy";
-    case SamplerKind::native: return "native";
-    case SamplerKind::flashinfer: return "flashinfer";
-  }
-  return "?";
-}
+namespace {
+
+constexpr std::array<EnumName<SamplerKind>, 3> kSamplerKindNames{{
+    {SamplerKind::greedy, "greedy"},
+    {SamplerKind::native, "native"},
+    {SamplerKind::flashinfer, "flashinfer"},
+}};
+
+}  // namespace
+
+std::string_view sampler_kind_name(SamplerKind kind) { return enum_name(kSamplerKindNames, kind); }
 
 SamplerKind parse_sampler_kind(std::string_view text, std::string_view what) {
-  if (text == "greedy") return SamplerKind::greedy;
-  if (text == "native") return SamplerKind::native;
-  if (text == "flashinfer") return SamplerKind::flashinfer;
-  throw InputError(fmt::format("{}: expected one of greedy, native, flashinfer, got '{}'", what, text));
+  return parse_enum(kSamplerKindNames, text, what);
 }
 
 namespace {

@@ -64,3 +64,13 @@ TEST_CASE("engine and KV dtype names parse, with errors naming the field") {
   CHECK(dtype_bytes(DType::fp8) == 1);
   CHECK_THROWS_WITH(parse_dtype("int8", "dtype"), "dtype: expected one of bf16, fp16, fp32, fp8, got 'int8'");
 }
+
+TEST_CASE("every written engine and dtype name reads back as itself and program-only dtypes are not read") {
+  for (Engine e : {Engine::vllm, Engine::sglang, Engine::lightllm}) CHECK(parse_engine(engine_name(e), "x") == e);
+  for (KvCacheDtype d : {KvCacheDtype::model, KvCacheDtype::bf16, KvCacheDtype::fp16, KvCacheDtype::fp8,
+                         KvCacheDtype::fp8_ds_mla})
+    CHECK(parse_kv_cache_dtype(kv_cache_dtype_name(d), "x") == d);
+  for (DType d : {DType::bf16, DType::fp16, DType::fp32, DType::fp8}) CHECK(parse_dtype(dtype_name(d), "x") == d);
+  for (DType d : {DType::int32, DType::uint8, DType::int64}) CHECK_THROWS_AS(parse_dtype(dtype_name(d), "x"), InputError);
+  CHECK(dtype_name(DType::int64) == "int64");
+}
