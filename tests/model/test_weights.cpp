@@ -161,6 +161,11 @@ Bytes checkpoint_bytes(const ModelConfig& c) {
   return model_weights(c, o).bytes;
 }
 
+// A config.json under tests/model/configs/<folder>.
+ModelConfig published_config(const std::string& folder) {
+  return load_hf_config(std::filesystem::path(HEADROOM_SOURCE_DIR) / "tests" / "model" / "configs" / folder);
+}
+
 }  // namespace
 
 TEST_CASE("published checkpoint sizes: bf16 Llama-3.1-8B and MXFP4 gpt-oss-20b") {
@@ -268,11 +273,71 @@ TEST_CASE("INT4 GPTQ and AWQ layouts: packed int32 weights, zeros, group scales"
   CHECK(parameter_count(llama_8b_as(quantization(M::awq, 4, 128))) == 8'030'261'248);
   CHECK(parameter_count(llama_8b_as(quantization(M::gptq, 4, 128))) == 8'030'261'248);
   // Worked totals (fp16 embeddings and head 2 × 128256 × 4096 × 2 B, norms, and per layer the
-  // packed weights, zeros and scales): GPTQ 5,731,262,464 B, AWQ 5,727,854,592 B. hugging-quants'
-  // INT4 checkpoints of Meta-Llama-3.1-8B-Instruct are listed at about 5.73 GB; their exact
-  // totals were not checked here.
+  // packed weights, zeros and scales): GPTQ 5,731,262,464 B, AWQ 5,727,854,592 B; checked against
+  // real checkpoints' file sizes below ("published checkpoint sizes: AWQ and GPTQ ...").
   CHECK(checkpoint_bytes(llama_8b_as(quantization(M::gptq, 4, 128), DType::fp16)) == 5'731'262'464);
   CHECK(checkpoint_bytes(llama_8b_as(quantization(M::awq, 4, 128), DType::fp16)) == 5'727'854'592);
+}
+
+TEST_CASE("published checkpoint sizes: AWQ and GPTQ Meta-Llama-3.1-8B-Instruct, safetensors files to the byte") {
+  // xinyuwei-david/david-share, Deep-Learning/Autoround-and-Quantization-Methods-Performance-Comparisons/
+  // readme.md (commit 4933094d), lists with ls -al the files of three INT4 checkpoints it made of
+  // meta-llama/Meta-Llama-3.1-8B-Instruct in fp16, groups of 128: AutoAWQ (GEMM, zero points),
+  // optimum's GPTQQuantizer (desc_act false) and AutoRound (sym, GPTQ export). A safetensors file is
+  // an 8-byte length, a JSON header (one entry per tensor: name, dtype, shape, data_offsets; padded
+  // with spaces to a multiple of 8) and the tensors. The headers below are worked from the
+  // checkpoints' tensor names and shapes as safetensors writes them (I32 entries before F16, each
+  // group by name; compact JSON with {"format":"pt"} metadata).
+  WeightOptions o;
+  o.pad_vocab = false;  // 128,256 is a multiple of 64 anyway
+
+  // AWQ: two shards, lm_head alone in the second (transformers' 5 GB shards).
+  ModelConfig awq_config = published_config("xinyuwei-david/Meta-Llama-3.1-8B-Instruct-awq-4bit");
+  REQUIRE(awq_config.quantization.method == WeightQuantization::Method::awq);
+  REQUIRE(awq_config.dtype == DType::fp16);
+  WeightList awq = model_weights(awq_config, o);
+  const Bytes lm_head = tensors_by_name(awq).at("lm_head.weight").bytes();
+  CHECK(Bytes{1'050'673'280} - lm_head == 128);  // model-00002-of-00002.safetensors: its header 128 B
+  // model-00001-of-00002.safetensors, 4,677,265,296 B: the other 738 tensors (q, k, v, gate and up
+  // apart, their qweight, qzeros and scales adding up to the fused ones) and an 83,856-byte header.
+  CHECK(Bytes{4'677'265'296} + 1'050'673'280 - awq.bytes == 83'856 + 128);
+
+  // GPTQ (optimum): qweight, qzeros, scales and g_idx per projection. vLLM fuses q, k, v (and gate,
+  // up) into one layer with one g_idx [4096]; the checkpoint keeps each projection's own: three
+  // more int32 [4096] per layer.
+  ModelConfig gptq_config = published_config("xinyuwei-david/Meta-Llama-3.1-8B-Instruct-gptq-4bit");
+  REQUIRE(gptq_config.quantization.method == WeightQuantization::Method::gptq);
+  REQUIRE_FALSE(gptq_config.quantization.act_order);
+  WeightList gptq = model_weights(gptq_config, o);
+  const Bytes split_g_idx = Bytes{32} * 3 * 4096 * 4;
+  // Shards of 4,682,270,360 and 1,050,673,280 B: 962 tensors with a 108,184-byte header, and lm_head.
+  CHECK(Bytes{4'682'270'360} + 1'050'673'280 - (gptq.bytes + split_g_idx) == 108'184 + 128);
+
+  // AutoRound's GPTQ export, one file of 5,735,720,400 B: the same tensors plus a zero fp16 bias
+  // [out] for each of the seven projections (its QuantLinear registers one), which vLLM does not
+  // load (llama.py load_weights skips a ".bias" the model has no parameter for); 1,187 tensors,
+  // header 132,560 B.
+  ModelConfig autoround_config = published_config("xinyuwei-david/AutoRound-GPTQ-sym");
+  CHECK(model_weights(autoround_config, o).bytes == gptq.bytes);
+  const Bytes biases = Bytes{32} * (4096 + 1024 + 1024 + 4096 + 14336 + 14336 + 4096) * 2;
+  CHECK(Bytes{5'735'720'400} - (gptq.bytes + split_g_idx + biases) == 132'560);
+}
+
+TEST_CASE("published loaded size: bf16 Meta-Llama-3.1-8B-Instruct in vLLM 0.5.4") {
+  // Same readme: vLLM v0.5.4 (benchmark_throughput.py, max_model_len 512, one GPU) logs "Loading
+  // model weights took 14.9888 GB" for meta-llama/Meta-Llama-3.1-8B-Instruct (the shapes of
+  // Llama-3.1-8B): CudaMemoryProfiler's bytes allocated after loading / 2^30 (utils.py, 4 decimals).
+  ModelConfig c = catalogue_model("Llama-3.1-8B");
+  WeightList w = model_weights(c);
+  Bytes allocated = 0;
+  for (const auto& t : w.tensors) allocated += (t.bytes() + 511) / 512 * 512;  // all already whole blocks
+  CHECK(allocated == 16'060'522'496);
+  // The rotary cos_sin_cache [max_position_embeddings, head_dim] in bf16 (rotary_embedding.py
+  // Llama3RotaryEmbedding, built for all 131,072 positions whatever max_model_len): 32 MiB.
+  REQUIRE(c.max_position == 131072);
+  allocated += c.max_position * c.head_dim * 2;
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  CHECK(std::abs(static_cast<double>(allocated) / gib - 14.9888) <= 0.00005);
 }
 
 TEST_CASE("compressed-tensors W4A16 (pack-quantized): weight_packed along the input, group scales, weight_shape") {
