@@ -234,6 +234,26 @@ TEST_CASE("published loaded size: FP8 per-tensor nm-testing/Meta-Llama-3-8B-Inst
   CHECK(std::abs(static_cast<double>(allocated) / gib - 8.4596) <= 0.00005);
 }
 
+TEST_CASE("published checkpoint size: FP8 per-channel neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8-dynamic, three digits") {
+  // The repository's file list at revision 0906e2c0: model-00001-of-00002.safetensors "5 GB" and
+  // model-00002-of-00002.safetensors "4.08 GB", decimal GB to three significant digits, so each
+  // within 0.005 GB and both in [9.07, 9.09) GB. llm-compressor's FP8_DYNAMIC: FP8 weights with a
+  // scale per output channel, activations quantized per token at run time (no input_scale).
+  ModelConfig c = published_config("neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8-dynamic");
+  REQUIRE(c.quantization.method == WeightQuantization::Method::fp8_channel);
+  REQUIRE_FALSE(c.quantization.static_input_scale);
+  WeightOptions o;
+  o.pad_vocab = false;  // 128,256 is a multiple of 64 anyway
+  WeightList w = model_weights(c, o);
+  CHECK(w.bytes == 9'086'705'664);
+  // The files add a header entry per tensor (515 here: weight and weight_scale of 7 projections
+  // and 2 norms per layer, embedding, norm, head), at most 160 B each. The figure does not resolve
+  // the scales (float32 [out, 1] as vLLM allocates them, 5.5 MB), only the FP8 weights and the
+  // bf16 embedding, head and norms around them.
+  CHECK(w.bytes + Bytes{515} * 160 >= 9'070'000'000);
+  CHECK(w.bytes < 9'090'000'000);
+}
+
 TEST_CASE("MXFP4 experts as vLLM allocates them: padded to 64 per rank, biases in bf16") {
   auto w = tensors_by_name(weights_at("gpt-oss-20b", 1));
   CHECK(w.at("model.layers.0.mlp.experts.w13_weight").shape == Shape{32, 2 * 2880, 2880 / 2});
@@ -376,6 +396,37 @@ TEST_CASE("compressed-tensors W4A16 (pack-quantized): weight_packed along the in
   ModelConfig moe = catalogue_model("Qwen3-30B-A3B");
   moe.quantization = quantization(M::wna16, 4, 128);
   CHECK_THROWS_WITH(model_weights(moe), Catch::Contains("compressed-tensors wNa16 experts"));
+}
+
+TEST_CASE("published parameter counts: compressed-tensors W4A16, groups of 128, Llama-3.1-8B and Qwen2.5-72B") {
+  // The Hub's "Safetensors · Model size" line counts every stored element (packed int32 values as
+  // one each), three significant digits: nm-testing/Llama-3.1-8B-gsm8k-quantized.w4a16-noactorder
+  // "1.98B params" (BF16 · I64 · I32), neuralmagic-ent/Qwen2.5-72B-Instruct-quantized.w4a16
+  // "11.8B params" (BF16 · I64 · I32). The checkpoints store q, k, v, gate and up apart: three
+  // weight_shape [2] more per layer than vLLM's fused layers.
+  auto stored_elements = [](const ModelConfig& c) {
+    WeightOptions o;
+    o.pad_vocab = false;
+    std::int64_t n = 0;
+    for (const auto& t : model_weights(c, o).tensors) n += t.elements();
+    return n + std::int64_t{c.layers} * 3 * 2;
+  };
+  ModelConfig llama = published_config("nm-testing/Llama-3.1-8B-gsm8k-quantized.w4a16-noactorder");
+  REQUIRE(llama.quantization.method == WeightQuantization::Method::wna16);
+  REQUIRE(llama.quantization.group_size == 128);
+  REQUIRE_FALSE(llama.quantization.act_order);
+  // 32 layers of 27,262,976 packed int32, 1,703,936 bf16 scales, 14 int64 shape values and 8,192
+  // norm values, plus the embedding, head and final norm: 1,977,881,024. Scales per channel
+  // would give 1.92B, groups of 64 2.03B.
+  CHECK(stored_elements(llama) == 1'977'881'024);
+  CHECK(stored_elements(llama) >= 1'975'000'000);
+  CHECK(stored_elements(llama) < 1'985'000'000);
+  // Qwen2.5-72B: 80 layers with q/k/v biases (bf16), intermediate 29,568 (231 groups of 128).
+  ModelConfig qwen = published_config("neuralmagic-ent/Qwen2.5-72B-Instruct-quantized.w4a16");
+  REQUIRE(qwen.quantization.method == WeightQuantization::Method::wna16);
+  CHECK(stored_elements(qwen) == 11'818'673'248);
+  CHECK(stored_elements(qwen) >= 11'750'000'000);
+  CHECK(stored_elements(qwen) < 11'850'000'000);
 }
 
 TEST_CASE("GPTQ act-order keeps a row-parallel layer's scales whole on every rank") {
