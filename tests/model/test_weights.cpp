@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 
+#include "sim/allocator/caching_allocator.hpp"
 #include "sim/core/error.hpp"
 #include "sim/model/catalogue.hpp"
 #include "sim/model/hf_config.hpp"
@@ -159,6 +160,27 @@ Bytes checkpoint_bytes(const ModelConfig& c) {
   WeightOptions o;
   o.pad_vocab = false;
   return model_weights(c, o).bytes;
+}
+
+// Loads `w` through PyTorch's caching allocator in load order, as the engine's start-up does, on a
+// device too large to fail: `buffer` right after the tensor named `buffer_after` (vLLM builds
+// the rotary cache in layer 0's attention, after o_proj), then `after_loading`; tensors whose
+// name ends with `skip` are left out. Returns the allocated bytes: what vLLM's
+// CudaMemoryProfiler reads.
+Bytes allocated_after_loading(const WeightList& w, const std::string& buffer_after, Bytes buffer,
+                              const std::vector<Bytes>& after_loading, const std::string& skip = "") {
+  device::DeviceSpec spec;
+  spec.total = Bytes{1} << 50;
+  device::Device gpu(spec);
+  alloc::CachingAllocator allocator(gpu);
+  bool all_allocated = true;
+  for (const auto& t : w.tensors) {
+    if (skip.empty() || !t.name.ends_with(skip)) all_allocated &= allocator.malloc(t.bytes()) != nullptr;
+    if (t.name == buffer_after) all_allocated &= allocator.malloc(buffer) != nullptr;
+  }
+  for (Bytes b : after_loading) all_allocated &= allocator.malloc(b) != nullptr;
+  REQUIRE(all_allocated);
+  return allocator.allocated_bytes();
 }
 
 // A config.json under tests/model/configs/<folder>.
@@ -358,6 +380,55 @@ TEST_CASE("published loaded size: bf16 Meta-Llama-3.1-8B-Instruct in vLLM 0.5.4"
   allocated += c.max_position * c.head_dim * 2;
   const double gib = 1024.0 * 1024.0 * 1024.0;
   CHECK(std::abs(static_cast<double>(allocated) / gib - 14.9888) <= 0.00005);
+}
+
+TEST_CASE("published loaded sizes: INT4 AWQ and GPTQ in vLLM, PyTorch's unsplit blocks included") {
+  // Same readme (vLLM v0.5.4, one GPU, max_model_len 512, fp16): "Loading model weights took"
+  // 5.3748 GB for kaitchup/Meta-Llama-3.1-8B-Instruct-awq-4bit (awq_marlin), 5.3767 GB for
+  // kaitchup/Meta-Llama-3.1-8B-Instruct-autoround-gptq-4bit-asym (gptq, the exllama kernel) and
+  // 5.3494 GB for …-autoround-gptq-4bit-sym (gptq_marlin): allocated bytes / 2^30, 4 decimals.
+  // Made by the readme's recipes, so laid out as the checkpoints above (sym changes no tensor).
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  const std::string o_proj = "model.layers.0.self_attn.o_proj.scales";  // the last o_proj tensor
+  const Bytes rotary = Bytes{131072} * 128 * 2;  // cos_sin_cache [max_position_embeddings, head_dim] fp16
+  // gptq_marlin.py / awq_marlin.py process_weights_after_loading (v0.5.x): marlin_make_workspace
+  // of out/64 × 16 int32 for each of the four fused layers.
+  std::vector<Bytes> workspaces;
+  for (int l = 0; l < 32; ++l)
+    for (Bytes out : {6144, 4096, 28672, 4096}) workspaces.push_back(out / 64 * 16 * 4);
+  WeightOptions o;
+  o.pad_vocab = false;
+  WeightList awq = model_weights(published_config("xinyuwei-david/Meta-Llama-3.1-8B-Instruct-awq-4bit"), o);
+  WeightList gptq = model_weights(published_config("xinyuwei-david/Meta-Llama-3.1-8B-Instruct-gptq-4bit"), o);
+
+  // The allocator counts a block's whole size, and does not split a large-pool block when at most
+  // 1 MiB would remain (CUDACachingAllocator.cpp should_split, kSmallSize). The 1.75 MiB scales of
+  // gate_up_proj share 20 MiB segments with the 8 MiB o_proj qweight (both under 10 MiB,
+  // kMinLargeAlloc): where one of them ends a segment it keeps the 0.5 or 1 MiB left over, 8 MiB
+  // in all, which bf16 Llama (every tensor a multiple of 2 MiB) does not have.
+  const Bytes awq_allocated = allocated_after_loading(awq, o_proj, rotary, workspaces);
+  CHECK(awq_allocated - (awq.bytes + rotary + 1'376'256) == Bytes{8} << 20);
+  CHECK(std::abs(static_cast<double>(awq_allocated) / gib - 5.3748) <= 0.00005);
+  // gptq (exllama): the layout as created, g_idx included (the figure leaves no room for the
+  // 3,407,872 B of g_idx that exllama's shuffle later drops: that happens after this reading).
+  const Bytes exllama_allocated = allocated_after_loading(gptq, o_proj, rotary, {});
+  CHECK(exllama_allocated - (gptq.bytes + rotary) == Bytes{8} << 20);
+  CHECK(std::abs(static_cast<double>(exllama_allocated) / gib - 5.3767) <= 0.00005);
+  // gptq_marlin (v0.5.x) creates qzeros on the meta device and, without desc_act, replaces g_idx
+  // by an empty tensor after loading: 3,407,872 B of g_idx freed, all in the small pool.
+  const Bytes marlin_allocated = allocated_after_loading(gptq, o_proj, rotary, workspaces, ".qzeros") - 3'407'872;
+  CHECK(std::abs(static_cast<double>(marlin_allocated) / gib - 5.3494) <= 0.00005);
+
+  // spottabathula69/gpu-llm-inference-platform, docs/phase-13-quantization.md (commit 3c16613e):
+  // casperhansen/llama-3-8b-instruct-awq with --quantization awq --dtype half on an RTX 3060
+  // (its deployment file: vllm-openai v0.6.3.post1) logs "Loading model weights took 5.3440 GB".
+  // awq.py keeps the layout as created; Llama-3-8B's rotary cache is [8192, 128] fp16, 2 MiB, and
+  // falls into those 20 MiB segments too: 7.75 MiB of unsplit blocks.
+  WeightList llama3 = model_weights(published_config("casperhansen/llama-3-8b-instruct-awq"), o);
+  const Bytes llama3_rotary = Bytes{8192} * 128 * 2;
+  const Bytes llama3_allocated = allocated_after_loading(llama3, o_proj, llama3_rotary, {});
+  CHECK(llama3_allocated - (llama3.bytes + llama3_rotary) == Bytes{31} << 18);
+  CHECK(std::abs(static_cast<double>(llama3_allocated) / gib - 5.3440) <= 0.00005);
 }
 
 TEST_CASE("compressed-tensors W4A16 (pack-quantized): weight_packed along the input, group scales, weight_shape") {
