@@ -4,6 +4,8 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "sim/allocator/caching_allocator.hpp"
 #include "sim/core/error.hpp"
@@ -409,8 +411,8 @@ TEST_CASE("published loaded sizes: INT4 AWQ and GPTQ in vLLM, PyTorch's unsplit 
   const Bytes awq_allocated = allocated_after_loading(awq, o_proj, rotary, workspaces);
   CHECK(awq_allocated - (awq.bytes + rotary + 1'376'256) == Bytes{8} << 20);
   CHECK(std::abs(static_cast<double>(awq_allocated) / gib - 5.3748) <= 0.00005);
-  // gptq (exllama): the layout as created, g_idx included (the figure leaves no room for the
-  // 3,407,872 B of g_idx that exllama's shuffle later drops: that happens after this reading).
+  // gptq (exllama): the layout as created, g_idx included: the figure leaves no room for having
+  // dropped its 3,407,872 B, so in 0.5.4 exllama's shuffle had not run when the profiler read.
   const Bytes exllama_allocated = allocated_after_loading(gptq, o_proj, rotary, {});
   CHECK(exllama_allocated - (gptq.bytes + rotary) == Bytes{8} << 20);
   CHECK(std::abs(static_cast<double>(exllama_allocated) / gib - 5.3767) <= 0.00005);
@@ -433,7 +435,8 @@ TEST_CASE("published loaded sizes: INT4 AWQ and GPTQ in vLLM, PyTorch's unsplit 
 
 TEST_CASE("compressed-tensors W4A16 (pack-quantized): weight_packed along the input, group scales, weight_shape") {
   using M = WeightQuantization::Method;
-  // RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16: INT4, symmetric, groups of 128, bf16.
+  // llm-compressor's W4A16 preset: INT4, symmetric, groups of 128, bf16 (the settings of
+  // RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16, which is stored in the GPTQ format).
   auto w = tensors_by_name(model_weights(llama_8b_as(quantization(M::wna16, 4, 128))));
   CHECK(w.at("model.layers.0.self_attn.qkv_proj.weight_packed").shape == Shape{6144, 4096 / 8});
   CHECK(w.at("model.layers.0.self_attn.qkv_proj.weight_packed").dtype == DType::int32);
