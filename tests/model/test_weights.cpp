@@ -4,7 +4,10 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <string>
+#include <vector>
 
+#include "sim/allocator/caching_allocator.hpp"
 #include "sim/core/error.hpp"
 #include "sim/model/catalogue.hpp"
 #include "sim/model/hf_config.hpp"
@@ -161,6 +164,32 @@ Bytes checkpoint_bytes(const ModelConfig& c) {
   return model_weights(c, o).bytes;
 }
 
+// Loads `w` through PyTorch's caching allocator in load order, as the engine's start-up does, on a
+// device too large to fail: `buffer` right after the tensor named `buffer_after` (vLLM builds
+// the rotary cache in layer 0's attention, after o_proj), then `after_loading`; tensors whose
+// name ends with `skip` are left out. Returns the allocated bytes: what vLLM's
+// CudaMemoryProfiler reads.
+Bytes allocated_after_loading(const WeightList& w, const std::string& buffer_after, Bytes buffer,
+                              const std::vector<Bytes>& after_loading, const std::string& skip = "") {
+  device::DeviceSpec spec;
+  spec.total = Bytes{1} << 50;
+  device::Device gpu(spec);
+  alloc::CachingAllocator allocator(gpu);
+  bool all_allocated = true;
+  for (const auto& t : w.tensors) {
+    if (skip.empty() || !t.name.ends_with(skip)) all_allocated &= allocator.malloc(t.bytes()) != nullptr;
+    if (t.name == buffer_after) all_allocated &= allocator.malloc(buffer) != nullptr;
+  }
+  for (Bytes b : after_loading) all_allocated &= allocator.malloc(b) != nullptr;
+  REQUIRE(all_allocated);
+  return allocator.allocated_bytes();
+}
+
+// A config.json under tests/model/configs/<folder>.
+ModelConfig published_config(const std::string& folder) {
+  return load_hf_config(std::filesystem::path(HEADROOM_SOURCE_DIR) / "tests" / "model" / "configs" / folder);
+}
+
 }  // namespace
 
 TEST_CASE("published checkpoint sizes: bf16 Llama-3.1-8B and MXFP4 gpt-oss-20b") {
@@ -229,6 +258,26 @@ TEST_CASE("published loaded size: FP8 per-tensor nm-testing/Meta-Llama-3-8B-Inst
   CHECK(std::abs(static_cast<double>(allocated) / gib - 8.4596) <= 0.00005);
 }
 
+TEST_CASE("published checkpoint size: FP8 per-channel neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8-dynamic, three digits") {
+  // The repository's file list at revision 0906e2c0: model-00001-of-00002.safetensors "5 GB" and
+  // model-00002-of-00002.safetensors "4.08 GB", decimal GB to three significant digits, so each
+  // within 0.005 GB and both in [9.07, 9.09) GB. llm-compressor's FP8_DYNAMIC: FP8 weights with a
+  // scale per output channel, activations quantized per token at run time (no input_scale).
+  ModelConfig c = published_config("neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8-dynamic");
+  REQUIRE(c.quantization.method == WeightQuantization::Method::fp8_channel);
+  REQUIRE_FALSE(c.quantization.static_input_scale);
+  WeightOptions o;
+  o.pad_vocab = false;  // 128,256 is a multiple of 64 anyway
+  WeightList w = model_weights(c, o);
+  CHECK(w.bytes == 9'086'705'664);
+  // The files add a header entry per tensor (515 here: weight and weight_scale of 7 projections
+  // and 2 norms per layer, embedding, norm, head), at most 160 B each. The figure does not resolve
+  // the scales (float32 [out, 1] as vLLM allocates them, 5.5 MB), only the FP8 weights and the
+  // bf16 embedding, head and norms around them.
+  CHECK(w.bytes + Bytes{515} * 160 >= 9'070'000'000);
+  CHECK(w.bytes < 9'090'000'000);
+}
+
 TEST_CASE("MXFP4 experts as vLLM allocates them: padded to 64 per rank, biases in bf16") {
   auto w = tensors_by_name(weights_at("gpt-oss-20b", 1));
   CHECK(w.at("model.layers.0.mlp.experts.w13_weight").shape == Shape{32, 2 * 2880, 2880 / 2});
@@ -268,16 +317,126 @@ TEST_CASE("INT4 GPTQ and AWQ layouts: packed int32 weights, zeros, group scales"
   CHECK(parameter_count(llama_8b_as(quantization(M::awq, 4, 128))) == 8'030'261'248);
   CHECK(parameter_count(llama_8b_as(quantization(M::gptq, 4, 128))) == 8'030'261'248);
   // Worked totals (fp16 embeddings and head 2 × 128256 × 4096 × 2 B, norms, and per layer the
-  // packed weights, zeros and scales): GPTQ 5,731,262,464 B, AWQ 5,727,854,592 B. hugging-quants'
-  // INT4 checkpoints of Meta-Llama-3.1-8B-Instruct are listed at about 5.73 GB; their exact
-  // totals were not checked here.
+  // packed weights, zeros and scales): GPTQ 5,731,262,464 B, AWQ 5,727,854,592 B; checked against
+  // real checkpoints' file sizes below ("published checkpoint sizes: AWQ and GPTQ ...").
   CHECK(checkpoint_bytes(llama_8b_as(quantization(M::gptq, 4, 128), DType::fp16)) == 5'731'262'464);
   CHECK(checkpoint_bytes(llama_8b_as(quantization(M::awq, 4, 128), DType::fp16)) == 5'727'854'592);
 }
 
+TEST_CASE("published checkpoint sizes: AWQ and GPTQ Meta-Llama-3.1-8B-Instruct, safetensors files to the byte") {
+  // xinyuwei-david/david-share, Deep-Learning/Autoround-and-Quantization-Methods-Performance-Comparisons/
+  // readme.md (commit 4933094d), lists with ls -al the files of three INT4 checkpoints it made of
+  // meta-llama/Meta-Llama-3.1-8B-Instruct in fp16, groups of 128: AutoAWQ (GEMM, zero points),
+  // optimum's GPTQQuantizer (desc_act false) and AutoRound (sym, GPTQ export). A safetensors file is
+  // an 8-byte length, a JSON header (one entry per tensor: name, dtype, shape, data_offsets; padded
+  // with spaces to a multiple of 8) and the tensors. The headers below are worked from the
+  // checkpoints' tensor names and shapes as safetensors writes them (I32 entries before F16, each
+  // group by name; compact JSON with {"format":"pt"} metadata).
+  WeightOptions o;
+  o.pad_vocab = false;  // 128,256 is a multiple of 64 anyway
+
+  // AWQ: two shards, lm_head alone in the second (transformers' 5 GB shards).
+  ModelConfig awq_config = published_config("xinyuwei-david/Meta-Llama-3.1-8B-Instruct-awq-4bit");
+  REQUIRE(awq_config.quantization.method == WeightQuantization::Method::awq);
+  REQUIRE(awq_config.dtype == DType::fp16);
+  WeightList awq = model_weights(awq_config, o);
+  const Bytes lm_head = tensors_by_name(awq).at("lm_head.weight").bytes();
+  CHECK(Bytes{1'050'673'280} - lm_head == 128);  // model-00002-of-00002.safetensors: its header 128 B
+  // model-00001-of-00002.safetensors, 4,677,265,296 B: the other 738 tensors (q, k, v, gate and up
+  // apart, their qweight, qzeros and scales adding up to the fused ones) and an 83,856-byte header.
+  CHECK(Bytes{4'677'265'296} + 1'050'673'280 - awq.bytes == 83'856 + 128);
+
+  // GPTQ (optimum): qweight, qzeros, scales and g_idx per projection. vLLM fuses q, k, v (and gate,
+  // up) into one layer with one g_idx [4096]; the checkpoint keeps each projection's own: three
+  // more int32 [4096] per layer.
+  ModelConfig gptq_config = published_config("xinyuwei-david/Meta-Llama-3.1-8B-Instruct-gptq-4bit");
+  REQUIRE(gptq_config.quantization.method == WeightQuantization::Method::gptq);
+  REQUIRE_FALSE(gptq_config.quantization.act_order);
+  WeightList gptq = model_weights(gptq_config, o);
+  const Bytes split_g_idx = Bytes{32} * 3 * 4096 * 4;
+  // Shards of 4,682,270,360 and 1,050,673,280 B: 962 tensors with a 108,184-byte header, and lm_head.
+  CHECK(Bytes{4'682'270'360} + 1'050'673'280 - (gptq.bytes + split_g_idx) == 108'184 + 128);
+
+  // AutoRound's GPTQ export, one file of 5,735,720,400 B: the same tensors plus a zero fp16 bias
+  // [out] for each of the seven projections (its QuantLinear registers one), which vLLM does not
+  // load (llama.py load_weights skips a ".bias" the model has no parameter for); 1,187 tensors,
+  // header 132,560 B.
+  ModelConfig autoround_config = published_config("xinyuwei-david/AutoRound-GPTQ-sym");
+  CHECK(model_weights(autoround_config, o).bytes == gptq.bytes);
+  const Bytes biases = Bytes{32} * (4096 + 1024 + 1024 + 4096 + 14336 + 14336 + 4096) * 2;
+  CHECK(Bytes{5'735'720'400} - (gptq.bytes + split_g_idx + biases) == 132'560);
+}
+
+TEST_CASE("published loaded size: bf16 Meta-Llama-3.1-8B-Instruct in vLLM 0.5.4") {
+  // Same readme: vLLM v0.5.4 (benchmark_throughput.py, max_model_len 512, one GPU) logs "Loading
+  // model weights took 14.9888 GB" for meta-llama/Meta-Llama-3.1-8B-Instruct (the shapes of
+  // Llama-3.1-8B): CudaMemoryProfiler's bytes allocated after loading / 2^30 (utils.py, 4 decimals).
+  ModelConfig c = catalogue_model("Llama-3.1-8B");
+  WeightList w = model_weights(c);
+  Bytes allocated = 0;
+  for (const auto& t : w.tensors) allocated += (t.bytes() + 511) / 512 * 512;  // all already whole blocks
+  CHECK(allocated == 16'060'522'496);
+  // The rotary cos_sin_cache [max_position_embeddings, head_dim] in bf16 (rotary_embedding.py
+  // Llama3RotaryEmbedding, built for all 131,072 positions whatever max_model_len): 32 MiB.
+  REQUIRE(c.max_position == 131072);
+  allocated += c.max_position * c.head_dim * 2;
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  CHECK(std::abs(static_cast<double>(allocated) / gib - 14.9888) <= 0.00005);
+}
+
+TEST_CASE("published loaded sizes: INT4 AWQ and GPTQ in vLLM, PyTorch's unsplit blocks included") {
+  // Same readme (vLLM v0.5.4, one GPU, max_model_len 512, fp16): "Loading model weights took"
+  // 5.3748 GB for kaitchup/Meta-Llama-3.1-8B-Instruct-awq-4bit (awq_marlin), 5.3767 GB for
+  // kaitchup/Meta-Llama-3.1-8B-Instruct-autoround-gptq-4bit-asym (gptq, the exllama kernel) and
+  // 5.3494 GB for …-autoround-gptq-4bit-sym (gptq_marlin): allocated bytes / 2^30, 4 decimals.
+  // Made by the readme's recipes, so laid out as the checkpoints above (sym changes no tensor).
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  const std::string o_proj = "model.layers.0.self_attn.o_proj.scales";  // the last o_proj tensor
+  const Bytes rotary = Bytes{131072} * 128 * 2;  // cos_sin_cache [max_position_embeddings, head_dim] fp16
+  // gptq_marlin.py / awq_marlin.py process_weights_after_loading (v0.5.x): marlin_make_workspace
+  // of out/64 × 16 int32 for each of the four fused layers.
+  std::vector<Bytes> workspaces;
+  for (int l = 0; l < 32; ++l)
+    for (Bytes out : {6144, 4096, 28672, 4096}) workspaces.push_back(out / 64 * 16 * 4);
+  WeightOptions o;
+  o.pad_vocab = false;
+  WeightList awq = model_weights(published_config("xinyuwei-david/Meta-Llama-3.1-8B-Instruct-awq-4bit"), o);
+  WeightList gptq = model_weights(published_config("xinyuwei-david/Meta-Llama-3.1-8B-Instruct-gptq-4bit"), o);
+
+  // The allocator counts a block's whole size, and does not split a large-pool block when at most
+  // 1 MiB would remain (CUDACachingAllocator.cpp should_split, kSmallSize). The 1.75 MiB scales of
+  // gate_up_proj share 20 MiB segments with the 8 MiB o_proj qweight (both under 10 MiB,
+  // kMinLargeAlloc): where one of them ends a segment it keeps the 0.5 or 1 MiB left over, 8 MiB
+  // in all, which bf16 Llama (every tensor a multiple of 2 MiB) does not have.
+  const Bytes awq_allocated = allocated_after_loading(awq, o_proj, rotary, workspaces);
+  CHECK(awq_allocated - (awq.bytes + rotary + 1'376'256) == Bytes{8} << 20);
+  CHECK(std::abs(static_cast<double>(awq_allocated) / gib - 5.3748) <= 0.00005);
+  // gptq (exllama): the layout as created, g_idx included: the figure leaves no room for having
+  // dropped its 3,407,872 B, so in 0.5.4 exllama's shuffle had not run when the profiler read.
+  const Bytes exllama_allocated = allocated_after_loading(gptq, o_proj, rotary, {});
+  CHECK(exllama_allocated - (gptq.bytes + rotary) == Bytes{8} << 20);
+  CHECK(std::abs(static_cast<double>(exllama_allocated) / gib - 5.3767) <= 0.00005);
+  // gptq_marlin (v0.5.x) creates qzeros on the meta device and, without desc_act, replaces g_idx
+  // by an empty tensor after loading: 3,407,872 B of g_idx freed, all in the small pool.
+  const Bytes marlin_allocated = allocated_after_loading(gptq, o_proj, rotary, workspaces, ".qzeros") - 3'407'872;
+  CHECK(std::abs(static_cast<double>(marlin_allocated) / gib - 5.3494) <= 0.00005);
+
+  // spottabathula69/gpu-llm-inference-platform, docs/phase-13-quantization.md (commit 3c16613e):
+  // casperhansen/llama-3-8b-instruct-awq with --quantization awq --dtype half on an RTX 3060
+  // (its deployment file: vllm-openai v0.6.3.post1) logs "Loading model weights took 5.3440 GB".
+  // awq.py keeps the layout as created; Llama-3-8B's rotary cache is [8192, 128] fp16, 2 MiB, and
+  // falls into those 20 MiB segments too: 7.75 MiB of unsplit blocks.
+  WeightList llama3 = model_weights(published_config("casperhansen/llama-3-8b-instruct-awq"), o);
+  const Bytes llama3_rotary = Bytes{8192} * 128 * 2;
+  const Bytes llama3_allocated = allocated_after_loading(llama3, o_proj, llama3_rotary, {});
+  CHECK(llama3_allocated - (llama3.bytes + llama3_rotary) == Bytes{31} << 18);
+  CHECK(std::abs(static_cast<double>(llama3_allocated) / gib - 5.3440) <= 0.00005);
+}
+
 TEST_CASE("compressed-tensors W4A16 (pack-quantized): weight_packed along the input, group scales, weight_shape") {
   using M = WeightQuantization::Method;
-  // RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16: INT4, symmetric, groups of 128, bf16.
+  // llm-compressor's W4A16 preset: INT4, symmetric, groups of 128, bf16 (the settings of
+  // RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16, which is stored in the GPTQ format).
   auto w = tensors_by_name(model_weights(llama_8b_as(quantization(M::wna16, 4, 128))));
   CHECK(w.at("model.layers.0.self_attn.qkv_proj.weight_packed").shape == Shape{6144, 4096 / 8});
   CHECK(w.at("model.layers.0.self_attn.qkv_proj.weight_packed").dtype == DType::int32);
@@ -311,6 +470,37 @@ TEST_CASE("compressed-tensors W4A16 (pack-quantized): weight_packed along the in
   ModelConfig moe = catalogue_model("Qwen3-30B-A3B");
   moe.quantization = quantization(M::wna16, 4, 128);
   CHECK_THROWS_WITH(model_weights(moe), Catch::Contains("compressed-tensors wNa16 experts"));
+}
+
+TEST_CASE("published parameter counts: compressed-tensors W4A16, groups of 128, Llama-3.1-8B and Qwen2.5-72B") {
+  // The Hub's "Safetensors · Model size" line counts every stored element (packed int32 values as
+  // one each), three significant digits: nm-testing/Llama-3.1-8B-gsm8k-quantized.w4a16-noactorder
+  // "1.98B params" (BF16 · I64 · I32), neuralmagic-ent/Qwen2.5-72B-Instruct-quantized.w4a16
+  // "11.8B params" (BF16 · I64 · I32). The checkpoints store q, k, v, gate and up apart: three
+  // weight_shape [2] more per layer than vLLM's fused layers.
+  auto stored_elements = [](const ModelConfig& c) {
+    WeightOptions o;
+    o.pad_vocab = false;
+    std::int64_t n = 0;
+    for (const auto& t : model_weights(c, o).tensors) n += t.elements();
+    return n + std::int64_t{c.layers} * 3 * 2;
+  };
+  ModelConfig llama = published_config("nm-testing/Llama-3.1-8B-gsm8k-quantized.w4a16-noactorder");
+  REQUIRE(llama.quantization.method == WeightQuantization::Method::wna16);
+  REQUIRE(llama.quantization.group_size == 128);
+  REQUIRE_FALSE(llama.quantization.act_order);
+  // 32 layers of 27,262,976 packed int32, 1,703,936 bf16 scales, 14 int64 shape values and 8,192
+  // norm values, plus the embedding, head and final norm: 1,977,881,024. Scales per channel
+  // would give 1.92B, groups of 64 2.03B.
+  CHECK(stored_elements(llama) == 1'977'881'024);
+  CHECK(stored_elements(llama) >= 1'975'000'000);
+  CHECK(stored_elements(llama) < 1'985'000'000);
+  // Qwen2.5-72B: 80 layers with q/k/v biases (bf16), intermediate 29,568 (231 groups of 128).
+  ModelConfig qwen = published_config("neuralmagic-ent/Qwen2.5-72B-Instruct-quantized.w4a16");
+  REQUIRE(qwen.quantization.method == WeightQuantization::Method::wna16);
+  CHECK(stored_elements(qwen) == 11'818'673'248);
+  CHECK(stored_elements(qwen) >= 11'750'000'000);
+  CHECK(stored_elements(qwen) < 11'850'000'000);
 }
 
 TEST_CASE("GPTQ act-order keeps a row-parallel layer's scales whole on every rank") {
