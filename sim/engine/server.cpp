@@ -316,7 +316,7 @@ class Server::Run {
       else batch_.add_prefill(r.new_tokens, r.context_tokens);
     }
     batch_.cuda_graph = graph_step_;
-    const Seconds dt = s_.latency_.step_time(batch_);
+    const Seconds dt = s_.latency_.step_time(batch_, gemm_terms_);
     // `!(x <= max)` also catches NaN and inf: neither may reach a request's times.
     if (!(dt >= 0) || !(now + dt <= limits::kMaxClockS)) [[unlikely]]
       throw InputError(fmt::format("simulation: step {} at {:.6g} s takes {} s, which puts the clock beyond the limit "
@@ -361,6 +361,7 @@ class Server::Run {
   StepPlan plan_;           // the running step's
   model::ProgramRun run_;
   latency::Batch batch_;
+  latency::GemmTermCache gemm_terms_;  // the latency model's GEMM terms by the step's rows
   std::vector<std::uint64_t> finished_;
   StreamingDownsample<TimelinePoint, ReservedOf> points_;
   bool busy_ = false;       // a step is running
