@@ -165,7 +165,26 @@ class PagedKvCache {
     std::uint32_t size_ = 0;
   };
 
-  std::uint64_t block_hash(const KvRequest& req, std::uint64_t parent, Tokens index) const;
+  // Names the last tokens of a request's blocks in increasing order: token_run once per run of
+  // tokens sharing a name base (a 512-token hash block spans 32 blocks of 16; the request's own
+  // tokens all the blocks past its hashed prefix), not once per block. The names are token_run's.
+  class BlockNames {
+   public:
+    explicit BlockNames(const KvRequest& req) : req_(req) {}
+    TokenRun at(Tokens position) {  // base and offset of `position`
+      if (!(position >= start_ && position < run_.end)) {
+        run_ = token_run(req_, position);
+        start_ = position;
+      }
+      return {run_.base, run_.offset + (position - start_), run_.end};
+    }
+
+   private:
+    const KvRequest& req_;
+    TokenRun run_{0, 0, 0};  // empty until the first call
+    Tokens start_ = 0;
+  };
+  std::uint64_t block_hash(BlockNames& names, std::uint64_t parent, Tokens index) const;
   // The cache key of a chain hash in a group (vLLM BlockHashWithGroupId); group 0 keeps the hash.
   static std::uint64_t group_key(std::uint64_t hash, std::size_t group) {
     return group == 0 ? hash : mix_hash(hash, static_cast<std::uint64_t>(group));
