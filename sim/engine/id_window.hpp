@@ -34,7 +34,7 @@ class IdWindow {
   // The widest the window has been.
   std::size_t peak_size() const { return peak_size_; }
   bool empty() const { return size_ == 0; }
-  bool contains(std::uint64_t id) const { return id >= begin_ && id < end_id(); }
+  bool contains(std::uint64_t id) const { return id - begin_ < size_; }  // ids below begin_ wrap past size_
   bool dropped(std::uint64_t id) const { return id < begin_ || (id < end_id() && dropped_[slot(id)] != 0); }
 
   // The row of an id in the window (dropped or not); std::logic_error outside it.
@@ -74,7 +74,7 @@ class IdWindow {
     extend_to(id);
     dropped_[slot(id)] = 1;
     while (size_ > 0 && dropped_[head_] != 0) {
-      head_ = (head_ + 1) & (rows_.size() - 1);
+      head_ = (head_ + 1) & mask_;
       ++begin_;
       --size_;
     }
@@ -82,7 +82,7 @@ class IdWindow {
 
  private:
   std::size_t slot(std::uint64_t id) const {
-    return (head_ + static_cast<std::size_t>(id - begin_)) & (rows_.size() - 1);
+    return (head_ + static_cast<std::size_t>(id - begin_)) & mask_;
   }
   void grow() {
     const std::size_t n = rows_.empty() ? 64 : 2 * rows_.size();
@@ -96,6 +96,7 @@ class IdWindow {
     rows_ = std::move(rows);
     dropped_ = std::move(dropped);
     head_ = 0;
+    mask_ = n - 1;
   }
   [[noreturn]] void outside(std::uint64_t id) const {
     throw std::logic_error("request " + std::to_string(id) + " is outside the live window [" +
@@ -105,6 +106,7 @@ class IdWindow {
   T fill_;
   std::vector<T> rows_;
   std::vector<std::uint8_t> dropped_;
+  std::size_t mask_ = 0;  // rows_.size() − 1, kept: every lookup masks with it
   std::size_t head_ = 0;  // slot of begin_
   std::uint64_t begin_ = 0;
   std::size_t size_ = 0;

@@ -254,22 +254,28 @@ bool LightllmScheduler::classify(StepPlan& plan, bool recover_now) {
   if (!decode_.empty()) {
     // Decodes first: a prompt whose last token is left (kv + 1 == total, nothing generated yet)
     // runs in the decode batch too, after the true decodes.
-    for (int pass = 0; pass < 2; ++pass) {
+    auto add_decode = [&](std::uint64_t id, const RequestState& r, bool is_decode) {
+      if (!pool_.alloc(id, 1)) broken(fmt::format("decode for request {} does not fit", id));
+      slots_[id].pending = 1;
+      ScheduledRequest sr;
+      sr.id = id;
+      sr.new_tokens = 1;
+      sr.context_tokens = r.computed_tokens;
+      sr.is_decode = is_decode;
+      sr.samples = true;
+      plan.add(sr);
+    };
+    bool prompt_ends = false;  // the second pass only when there is one
+    for (std::uint64_t id : decode_) {
+      const RequestState& r = row(id);
+      if (r.output_tokens >= 1) add_decode(id, r, true);
+      else prompt_ends = true;
+    }
+    if (prompt_ends)
       for (std::uint64_t id : decode_) {
         const RequestState& r = row(id);
-        const bool is_decode = r.output_tokens >= 1;
-        if (is_decode != (pass == 0)) continue;
-        if (!pool_.alloc(id, 1)) broken(fmt::format("decode for request {} does not fit", id));
-        slots_[id].pending = 1;
-        ScheduledRequest sr;
-        sr.id = id;
-        sr.new_tokens = 1;
-        sr.context_tokens = r.computed_tokens;
-        sr.is_decode = is_decode;
-        sr.samples = true;
-        plan.add(sr);
+        if (r.output_tokens < 1) add_decode(id, r, false);
       }
-    }
     return true;
   }
   return false;

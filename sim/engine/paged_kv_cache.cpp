@@ -118,8 +118,8 @@ double PagedKvCache::usage() const {
   return 1.0 - static_cast<double>(free_count_) / static_cast<double>(num_blocks_ - 1);
 }
 
-std::uint64_t PagedKvCache::block_hash(const KvRequest& req, std::uint64_t parent, Tokens index) const {
-  const TokenRun last = token_run(req, (index + 1) * block_size_ - 1);
+std::uint64_t PagedKvCache::block_hash(BlockNames& names, std::uint64_t parent, Tokens index) const {
+  const TokenRun last = names.at((index + 1) * block_size_ - 1);
   return mix_hash(parent, mix_hash(last.base, static_cast<std::uint64_t>(last.offset)));
 }
 
@@ -263,8 +263,9 @@ std::size_t PagedKvCache::full_attention_hit(const KvRequest& req, std::size_t m
   // FullAttentionManager.find_longest_cache_hit over the full-attention groups: a chain, so the
   // first block missing from any group ends the hit.
   std::uint64_t parent = kRootHash;
+  BlockNames names(req);
   for (std::size_t i = 0; i < max_blocks; ++i) {
-    const std::uint64_t h = block_hash(req, parent, static_cast<Tokens>(i));
+    const std::uint64_t h = block_hash(names, parent, static_cast<Tokens>(i));
     if (any_full_) {
       bool all = true;
       for (std::size_t g = 0; g < windows_.size() && all; ++g)
@@ -437,8 +438,9 @@ bool PagedKvCache::allocate_new_slots(const KvRequest& req, Tokens num_new_token
   if (caching_) {
     const Tokens to_cache = std::min(computed + num_new_tokens, req.num_tokens);
     const std::size_t full = static_cast<std::size_t>(to_cache / block_size_);
+    BlockNames names(req);
     for (std::size_t i = s->num_hashed; i < full; ++i) {
-      const std::uint64_t h = block_hash(req, s->last_hash, static_cast<Tokens>(i));
+      const std::uint64_t h = block_hash(names, s->last_hash, static_cast<Tokens>(i));
       for (std::size_t g = 0; g < windows_.size(); ++g)
         if (s->tables[g][i] != kNullBlock) cache_block(s->tables[g][i], group_key(h, g));
       s->last_hash = h;

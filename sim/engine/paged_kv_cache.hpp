@@ -77,18 +77,18 @@ class PagedKvCache {
   // min(computed + hit + num_new, num_tokens) get their hashes (lookahead tokens are not cached).
   // Throws std::logic_error for num_new_tokens < 1, as vLLM raises ValueError.
   bool allocate_slots(const KvRequest& req, Tokens num_new_tokens, Tokens num_lookahead_tokens = 0) {
-    // Most decode steps: the request's new tokens fit in the blocks it holds and fill none of
-    // them, so there is nothing to allocate, evict or hash (the general path would find the same).
-    // Full attention only: a sliding window frees blocks on every call.
-    if (num_new_tokens >= 1 && num_lookahead_tokens >= 0 && req.num_computed_tokens >= 0 && !pending_valid_ &&
-        sliding_window_ == 0)
-      if (const RequestState* s = state_of(req.id)) {
-        const Tokens fed = req.num_computed_tokens + num_new_tokens;
-        if (fed + num_lookahead_tokens <= static_cast<Tokens>(s->tables[0].size()) * block_size_ &&
-            (!caching_ || std::min(fed, req.num_tokens) < static_cast<Tokens>(s->num_hashed + 1) * block_size_))
-          return true;
-      }
+    if (num_new_tokens >= 1 && num_lookahead_tokens >= 0 && req.num_computed_tokens >= 0 &&
+        held_blocks_fit(req.id, req.num_computed_tokens + num_new_tokens, num_lookahead_tokens, req.num_tokens))
+      return true;
     return allocate_new_slots(req, num_new_tokens, num_lookahead_tokens);
+  }
+
+  // allocate_slots' fast path alone, for a request of num_tokens tokens (KvRequest::num_tokens)
+  // fed up to `fed` tokens (its computed tokens plus new ones, at least one): true when
+  // allocate_slots would find nothing to do and return true, so the caller (a decode step) need
+  // not build a KvRequest.
+  bool fits_held_blocks(RequestId id, Tokens fed, Tokens num_tokens) const {
+    return held_blocks_fit(id, fed, 0, num_tokens);
   }
 
   // vLLM KVCacheManager.free: every block of the request loses one reference, and those left
@@ -165,7 +165,26 @@ class PagedKvCache {
     std::uint32_t size_ = 0;
   };
 
-  std::uint64_t block_hash(const KvRequest& req, std::uint64_t parent, Tokens index) const;
+  // Names the last tokens of a request's blocks in increasing order: token_run once per run of
+  // tokens sharing a name base (a 512-token hash block spans 32 blocks of 16; the request's own
+  // tokens all the blocks past its hashed prefix), not once per block. The names are token_run's.
+  class BlockNames {
+   public:
+    explicit BlockNames(const KvRequest& req) : req_(req) {}
+    TokenRun at(Tokens position) {  // base and offset of `position`
+      if (!(position >= start_ && position < run_.end)) {
+        run_ = token_run(req_, position);
+        start_ = position;
+      }
+      return {run_.base, run_.offset + (position - start_), run_.end};
+    }
+
+   private:
+    const KvRequest& req_;
+    TokenRun run_{0, 0, 0};  // empty until the first call
+    Tokens start_ = 0;
+  };
+  std::uint64_t block_hash(BlockNames& names, std::uint64_t parent, Tokens index) const;
   // The cache key of a chain hash in a group (vLLM BlockHashWithGroupId); group 0 keeps the hash.
   static std::uint64_t group_key(std::uint64_t hash, std::size_t group) {
     return group == 0 ? hash : mix_hash(hash, static_cast<std::uint64_t>(group));
@@ -178,6 +197,15 @@ class PagedKvCache {
   std::size_t full_attention_hit(const KvRequest& req, std::size_t max_blocks);
   std::size_t sliding_window_hit(std::size_t max_blocks);
   std::size_t chunked_local_hit(std::size_t max_blocks);
+  // Most decode steps: the request's new tokens fit in the blocks it holds and fill none of them,
+  // so there is nothing to allocate, evict or hash (the general path would find the same). Full
+  // attention only: a sliding window frees blocks on every call.
+  bool held_blocks_fit(RequestId id, Tokens fed, Tokens lookahead, Tokens num_tokens) const {
+    if (pending_valid_ || sliding_window_ != 0) return false;
+    const RequestState* s = state_of(id);
+    return s && fed + lookahead <= static_cast<Tokens>(s->tables[0].size()) * block_size_ &&
+           (!caching_ || std::min(fed, num_tokens) < static_cast<Tokens>(s->num_hashed + 1) * block_size_);
+  }
   // allocate_slots past its fast path: the general case.
   bool allocate_new_slots(const KvRequest& req, Tokens num_new_tokens, Tokens num_lookahead_tokens);
   RequestState* state_of(RequestId id) {

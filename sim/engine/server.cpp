@@ -18,6 +18,8 @@ namespace headroom::engine {
 namespace {
 
 constexpr std::size_t kMaxCachedPrograms = 4096;
+// Graph batches up to this many seqs have their programs indexed by seqs (Server::graph_programs_).
+constexpr std::int64_t kMaxDirectGraphBatch = 65536;
 
 // A step's program run: no per-layer peaks (nothing here reads them).
 const model::RunOptions kServingRun{.graph_pool = std::nullopt, .stream = 0, .layer_peaks = false};
@@ -28,6 +30,8 @@ Server::Server(alloc::CachingAllocator& allocator, model::SlotTable& slots, cons
                Scheduler& scheduler, ServingOptions options)
     : allocator_(allocator), slots_(slots), latency_(latency), scheduler_(scheduler), options_(std::move(options)) {
   if (!options_.model) throw std::logic_error("ServingOptions::model is required");
+  if (options_.max_graph_batch > 0 && options_.max_graph_batch <= kMaxDirectGraphBatch)
+    graph_programs_.resize(static_cast<std::size_t>(options_.max_graph_batch) + 1);
 }
 
 const model::AllocationProgram& Server::program_for(const StepPlan& plan, bool graph_replay) {
@@ -38,9 +42,19 @@ const model::AllocationProgram& Server::program_for(const StepPlan& plan, bool g
     eager_program_ = model::eager_step_program(*options_.model, eager_seqs_, *options_.eager, options_.sampler);
     return eager_program_;
   }
+  // Most steps replay a graph whose program is indexed by its seqs.
+  GraphProgram* graph = nullptr;
+  if (graph_replay && static_cast<std::size_t>(plan.seqs()) < graph_programs_.size()) {
+    graph = &graph_programs_[static_cast<std::size_t>(plan.seqs())];
+    if (graph->program && graph->tokens == plan.total_tokens) return *graph->program;
+  }
+  auto indexed = [&](const model::AllocationProgram& program) -> const model::AllocationProgram& {
+    if (graph) *graph = GraphProgram{plan.total_tokens, &program};
+    return program;
+  };
   auto key = std::make_tuple(plan.seqs(), plan.decode_seqs, graph_replay, plan.total_tokens);
   auto it = programs_.lower_bound(key);
-  if (it != programs_.end() && it->first == key) return it->second;
+  if (it != programs_.end() && it->first == key) return indexed(it->second);
   // A new token count: most likely a prefill shape of the same structure as a cached neighbour of
   // the same seqs and decode seqs (ordered next to it), whose ops only need new sizes.
   std::optional<model::AllocationProgram> refilled;
@@ -57,7 +71,10 @@ const model::AllocationProgram& Server::program_for(const StepPlan& plan, bool g
                                             options_.forward, options_.sampler);
     }
   }
-  if (programs_.size() >= kMaxCachedPrograms) programs_.clear();
+  if (programs_.size() >= kMaxCachedPrograms) {
+    programs_.clear();
+    std::fill(graph_programs_.begin(), graph_programs_.end(), GraphProgram{});
+  }
   if (refilled) return programs_.emplace(key, std::move(*refilled)).first->second;
   model::AllocationProgram program;
   if (graph_replay) {
@@ -73,7 +90,7 @@ const model::AllocationProgram& Server::program_for(const StepPlan& plan, bool g
     model::ForwardShape shape{plan.total_tokens, plan.seqs(), plan.decode_seqs, options_.tp};
     program = model::step_program(*options_.model, shape, options_.forward, options_.sampler);
   }
-  return programs_.emplace(key, std::move(program)).first->second;
+  return indexed(programs_.emplace(key, std::move(program)).first->second);
 }
 
 std::string ClosestCall::allocation() const {
@@ -266,7 +283,6 @@ class Server::Run {
 
   // Runs the step's allocation program through the allocator; false on an OOM (recorded).
   bool allocate_step(Seconds now, const model::AllocationProgram& program) {
-    s_.slots_.prepare(program);
     s_.allocator_.set_clock_us(static_cast<std::int64_t>(now * 1e6));
     model::run_program(s_.allocator_, program, s_.slots_, run_, kServingRun);
     result_.allocator_mallocs += run_.allocations;
@@ -316,7 +332,7 @@ class Server::Run {
       else batch_.add_prefill(r.new_tokens, r.context_tokens);
     }
     batch_.cuda_graph = graph_step_;
-    const Seconds dt = s_.latency_.step_time(batch_);
+    const Seconds dt = s_.latency_.step_time(batch_, gemm_terms_);
     // `!(x <= max)` also catches NaN and inf: neither may reach a request's times.
     if (!(dt >= 0) || !(now + dt <= limits::kMaxClockS)) [[unlikely]]
       throw InputError(fmt::format("simulation: step {} at {:.6g} s takes {} s, which puts the clock beyond the limit "
@@ -361,6 +377,7 @@ class Server::Run {
   StepPlan plan_;           // the running step's
   model::ProgramRun run_;
   latency::Batch batch_;
+  latency::GemmTermCache gemm_terms_;  // the latency model's GEMM terms by the step's rows
   std::vector<std::uint64_t> finished_;
   StreamingDownsample<TimelinePoint, ReservedOf> points_;
   bool busy_ = false;       // a step is running

@@ -171,6 +171,13 @@ class Server {
   // (model::refill_step_program). Cleared when it grows past a bound, so memory stays flat on long
   // traces.
   std::map<std::tuple<std::int64_t, std::int64_t, bool, std::int64_t>, model::AllocationProgram> programs_;
+  // The graph-replay programs of programs_ by seqs (a replayed decode batch of n seqs has one
+  // shape), found without the map's search; reset with it. Sized at construction.
+  struct GraphProgram {
+    std::int64_t tokens = 0;
+    const model::AllocationProgram* program = nullptr;
+  };
+  std::vector<GraphProgram> graph_programs_;
   // The eager path's program of the current step and its sequences (capacity kept between steps).
   model::AllocationProgram eager_program_;
   std::vector<model::EagerSequence> eager_seqs_;

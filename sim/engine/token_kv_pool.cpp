@@ -12,7 +12,7 @@ TokenKvPool::TokenKvPool(Tokens size) : size_(size) {
   if (size < 1) throw InputError("LightLLM KV pool: size must be at least 1 token, got " + std::to_string(size));
 }
 
-bool TokenKvPool::alloc(RequestId id, Tokens n) {
+bool TokenKvPool::alloc_first(RequestId id, Tokens n) {
   if (n < 0) throw std::logic_error("TokenKvPool: alloc of " + std::to_string(n) + " tokens");
   if (n > can_use_mem_size()) {
     ++counters_.failed_allocations;
@@ -25,10 +25,7 @@ bool TokenKvPool::alloc(RequestId id, Tokens n) {
     ++live_requests_;
   }
   held_[id] += n;
-  used_ += n;
-  peak_used_ = std::max(peak_used_, used_);
-  ++counters_.allocations;
-  counters_.allocated_tokens += static_cast<std::uint64_t>(n);
+  add_used(n);
   return true;
 }
 

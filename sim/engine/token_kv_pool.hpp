@@ -10,6 +10,7 @@
 //
 // Allocation-free once warm: the per-request ledger grows only when a larger request id than
 // ever before arrives.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -40,7 +41,18 @@ class TokenKvPool {
   const Counters& counters() const { return counters_; }
 
   // n more slots for the request (n >= 0); false, with nothing changed, when fewer are free.
-  bool alloc(RequestId id, Tokens n);
+  // Inline for a request that already holds slots (every decode step); the rest out of line.
+  bool alloc(RequestId id, Tokens n) {
+    if (n >= 0 && n <= can_use_mem_size() && held_.contains(id)) {
+      Tokens& held = held_[id];
+      if (held != kNotHeld) {  // a released id's row stays kNotHeld (release() requires it)
+        held += n;
+        add_used(n);
+        return true;
+      }
+    }
+    return alloc_first(id, n);
+  }
   // Releases every slot of the request (ReqManager frees req_to_token_indexs[req][:len]) and
   // returns how many. Throws std::logic_error for a request that holds nothing: a double free
   // would inflate can_use_mem_size.
@@ -55,6 +67,13 @@ class TokenKvPool {
 
  private:
   static constexpr Tokens kNotHeld = -1;
+  bool alloc_first(RequestId id, Tokens n);  // alloc() for a request holding nothing yet, and its errors
+  void add_used(Tokens n) {
+    used_ += n;
+    peak_used_ = std::max(peak_used_, used_);
+    ++counters_.allocations;
+    counters_.allocated_tokens += static_cast<std::uint64_t>(n);
+  }
   Tokens size_;
   Tokens used_ = 0;
   Tokens peak_used_ = 0;

@@ -205,18 +205,21 @@ void VllmScheduler::schedule(Seconds now, StepPlan& plan) {
     const Tokens remaining = r.prompt_tokens + r.output_tokens - r.computed_tokens;
     if (remaining < 1) broken(id_text(r.id) + " is running with nothing left to compute");
     const Tokens n = cap(remaining);
-    const KvRequest kv = kv_view(r);
-    bool scheduled = true;
-    while (!cache_.allocate_slots(kv, n)) {
-      const std::uint64_t victim = running_.back();  // FCFS: the newest
-      running_.pop_back();
-      preempt(victim, plan);
-      if (victim == r.id) {
-        scheduled = false;
-        break;
+    // Most decodes fit in the blocks the request holds: allocate_slots would return at once.
+    if (!cache_.fits_held_blocks(r.id, r.computed_tokens + n, r.prompt_tokens + r.output_tokens)) {
+      const KvRequest kv = kv_view(r);
+      bool scheduled = true;
+      while (!cache_.allocate_slots(kv, n)) {
+        const std::uint64_t victim = running_.back();  // FCFS: the newest
+        running_.pop_back();
+        preempt(victim, plan);
+        if (victim == r.id) {
+          scheduled = false;
+          break;
+        }
       }
+      if (!scheduled) break;
     }
-    if (!scheduled) break;
     add_to_plan(r, n, plan);
     budget -= n;
     ++index;

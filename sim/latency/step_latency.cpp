@@ -118,8 +118,10 @@ StepLatencyModel::StepLatencyModel(const model::ModelConfig& config, int tp, mod
 
   // Expected experts a step touches (step_time below) use ln(1 - k/E), taken once here.
   log_miss_.reserve(gemms_.size());
-  for (const Gemm& g : gemms_)
+  for (const Gemm& g : gemms_) {
     log_miss_.push_back(g.experts > 1 ? portable_log1p(-static_cast<double>(g.top_k) / g.experts) : 0.0);
+    any_mla_rows_ = any_mla_rows_ || g.rows == GemmRows::mla_kv;
+  }
 }
 
 // The GEMMs of one forward pass on rank 0, with the shapes weights.cpp gives the same modules
@@ -216,15 +218,16 @@ Bytes StepLatencyModel::gemm_weight_bytes() const {
   return total;
 }
 
-StepTerms StepLatencyModel::terms(const Batch& b, const device::LatencyCoefficients& c) const {
-  StepTerms t;
-  if (b.empty()) return t;
+void StepLatencyModel::add_gemm_step_terms(StepTerms& t, double& kernels, std::int64_t token_count,
+                                           std::int64_t sampled_count, std::int64_t mla_count,
+                                           const device::LatencyCoefficients& c) const {
   const double bandwidth = profile_.bandwidth_bytes_per_s;
   const double act = static_cast<double>(activation_bytes_);
-  const double token_rows = static_cast<double>(b.tokens());
-  const double sampled_rows = static_cast<double>(b.sampled_sequences());
-  const double mla_rows = static_cast<double>(b.prefill_tokens + b.prefill_cached + b.decode_sequences);
+  const double token_rows = static_cast<double>(token_count);
+  const double sampled_rows = static_cast<double>(sampled_count);
+  const double mla_rows = static_cast<double>(mla_count);
 
+  kernels = 0;
   for (std::size_t i = 0; i < gemms_.size(); ++i) {
     const Gemm& g = gemms_[i];
     const double rows = g.rows == GemmRows::tokens ? token_rows : g.rows == GemmRows::sampled ? sampled_rows : mla_rows;
@@ -246,8 +249,13 @@ StepTerms StepLatencyModel::terms(const Batch& b, const device::LatencyCoefficie
     const double rows_per_weight = routed / touched;
 
     add_gemm_terms(t, flops / g.peak_flops_per_s, rows_per_weight, (weight_bytes + activation_bytes) / bandwidth, c);
+    kernels += static_cast<double>(g.layers);  // a FusedMoE weight is one kernel per layer, whatever the experts
   }
+}
 
+void StepLatencyModel::add_attention_step_terms(StepTerms& t, double gemm_kernels, const Batch& b,
+                                                const device::LatencyCoefficients& c) const {
+  const double bandwidth = profile_.bandwidth_bytes_per_s;
   // Attention, prefill and decode each on its own roofline (FlashAttention-style kernels: scores
   // stay on chip, so HBM traffic is the KV cache read once plus the new tokens' KV written).
   auto attention = [&](double flops, double kv_tokens, double serial_tokens) {
@@ -268,18 +276,41 @@ StepTerms StepLatencyModel::terms(const Batch& b, const device::LatencyCoefficie
   // replay (vLLM/SGLang capture decode batches as CUDA graphs to cut the launches). An eager step
   // also pays each kernel's floor: one per GEMM weight (per touched expert) and per attention.
   (b.cuda_graph ? t.graph : t.eager) = 1;
-  if (!b.cuda_graph && c.kernel_floor_s > 0) {
-    double kernels = 0;
-    for (std::size_t i = 0; i < gemms_.size(); ++i) {
-      const Gemm& g = gemms_[i];
-      const double rows = g.rows == GemmRows::tokens ? token_rows : g.rows == GemmRows::sampled ? sampled_rows : mla_rows;
-      if (rows <= 0) continue;
-      kernels += static_cast<double>(g.layers);  // a FusedMoE weight is one kernel per layer, whatever the experts
-    }
-    kernels += layers_ * ((b.prefill_tokens > 0 ? 1 : 0) + (b.decode_sequences > 0 ? 1 : 0));
-    t.kernels = kernels;
-  }
+  if (!b.cuda_graph && c.kernel_floor_s > 0)
+    t.kernels = gemm_kernels + layers_ * ((b.prefill_tokens > 0 ? 1 : 0) + (b.decode_sequences > 0 ? 1 : 0));
+}
+
+StepTerms StepLatencyModel::terms(const Batch& b, const device::LatencyCoefficients& c) const {
+  StepTerms t;
+  if (b.empty()) return t;
+  double kernels = 0;
+  add_gemm_step_terms(t, kernels, b.tokens(), b.sampled_sequences(), mla_rows(b), c);
+  add_attention_step_terms(t, kernels, b, c);
   return t;
+}
+
+GemmTermCache::GemmTermCache() : entries_(1024) {}
+
+Seconds StepLatencyModel::step_time(const Batch& batch, GemmTermCache& cache) const {
+  if (batch.empty()) return step_time(batch);
+  const std::int64_t tokens = batch.tokens(), sampled = batch.sampled_sequences();
+  const std::int64_t mla = any_mla_rows_ ? mla_rows(batch) : 0;
+  // Direct-mapped: the slot of the rows' mixed bits; a different step's rows overwrite it.
+  const std::uint64_t mixed = static_cast<std::uint64_t>(tokens) * 0x9e3779b97f4a7c15ULL ^
+                              static_cast<std::uint64_t>(sampled) * 0xbf58476d1ce4e5b9ULL ^
+                              static_cast<std::uint64_t>(mla) * 0x94d049bb133111ebULL;
+  GemmTermCache::Entry& e = cache.entries_[(mixed >> 40) & (cache.entries_.size() - 1)];
+  if (e.tokens != tokens || e.sampled != sampled || e.mla_rows != mla) {
+    e.tokens = tokens;
+    e.sampled = sampled;
+    e.mla_rows = mla;
+    e.terms = StepTerms{};
+    add_gemm_step_terms(e.terms, e.kernels, tokens, sampled, mla, coefficients_);
+  }
+  StepTerms t = e.terms;
+  add_attention_step_terms(t, e.kernels, batch, coefficients_);
+  const Seconds kernels = step_seconds(t, coefficients_);
+  return communication_ ? kernels + communication_->seconds(batch) : kernels;
 }
 
 Seconds StepLatencyModel::step_time(const Batch& batch) const {

@@ -99,6 +99,29 @@ struct StepTime {
 Seconds step_seconds(const StepTerms& terms, const device::LatencyCoefficients& c);
 StepTime step_time_by_term(const StepTerms& terms, const device::LatencyCoefficients& c);
 
+class StepLatencyModel;
+
+// The GEMM half of a step's terms depends only on the step's rows (tokens, sampled sequences and,
+// for MLA, the rows of kv_b_proj), and a serving run repeats them (a decode batch of n sequences
+// recurs every few steps): a direct-mapped table of those halves under the model's own
+// coefficients, filled as steps come. Sized once; lookups allocate nothing. One per serving run,
+// used with one model (not shared between threads).
+class GemmTermCache {
+ public:
+  GemmTermCache();
+
+ private:
+  friend class StepLatencyModel;
+  struct Entry {
+    std::int64_t tokens = -1;  // -1: empty
+    std::int64_t sampled = 0;
+    std::int64_t mla_rows = 0;
+    StepTerms terms;           // gemm_compute, gemm_ramp, gemm_memory
+    double kernels = 0;        // GEMM kernels an eager step launches
+  };
+  std::vector<Entry> entries_;
+};
+
 class StepLatencyModel {
  public:
   // The quantizable linear weights of a quantized checkpoint (config.quantization) are read as
@@ -116,6 +139,9 @@ class StepLatencyModel {
 
   // Seconds of one step with the profile's coefficients. Allocation-free; an empty batch takes 0.
   Seconds step_time(const Batch& batch) const;
+  // The same seconds, bit for bit, with the GEMM terms taken from `cache` when it has the step's
+  // rows (the serving loop's path).
+  Seconds step_time(const Batch& batch, GemmTermCache& cache) const;
   StepTime step_time_by_term(const Batch& batch) const;
   // The terms under coefficients `c` (fit.hpp evaluates candidates with it). Communication is
   // not among them: the fit's measurements are of one GPU.
@@ -135,6 +161,13 @@ class StepLatencyModel {
 
  private:
   void add_gemms(const model::ModelConfig& config, int tp, model::DType weight_dtype);
+  // terms() in two halves: the GEMMs (a function of the rows alone; `kernels` counts their eager
+  // launches), then attention and overheads on top of them.
+  void add_gemm_step_terms(StepTerms& t, double& kernels, std::int64_t token_rows, std::int64_t sampled_rows,
+                           std::int64_t mla_rows, const device::LatencyCoefficients& c) const;
+  void add_attention_step_terms(StepTerms& t, double gemm_kernels, const Batch& b,
+                                const device::LatencyCoefficients& c) const;
+  static std::int64_t mla_rows(const Batch& b) { return b.prefill_tokens + b.prefill_cached + b.decode_sequences; }
 
   device::GpuProfile profile_;
   device::LatencyCoefficients coefficients_;
@@ -142,6 +175,7 @@ class StepLatencyModel {
   std::optional<StepCommunication> communication_;
   std::vector<double> log_miss_;    // per GEMM: ln(1 - top_k/experts), for the experts touched
   double layers_ = 0;               // decoder layers: one attention kernel each
+  bool any_mla_rows_ = false;       // a GEMM has GemmRows::mla_kv rows (else they key nothing)
   Bytes activation_bytes_ = 2;
   Bytes kv_bytes_per_token_ = 0;
   double prefill_flops_per_pair_ = 0;  // attention FLOPs per query-key pair, all layers

@@ -4,11 +4,6 @@
 
 namespace headroom::model {
 
-void SlotTable::prepare(const AllocationProgram& program) {
-  if (transient_.size() < program.slots) transient_.resize(program.slots, nullptr);
-  persistent_.reserve(persistent_.size() + program.persistent);
-}
-
 alloc::Block* SlotTable::persistent(std::uint32_t key) const {
   for (const auto& [k, block] : persistent_)
     if (k == key) return block;
@@ -36,7 +31,9 @@ Bytes above(Bytes now, Bytes start) { return now > start ? now - start : 0; }
 
 // The ops loop. The figures are kept in locals (raw allocator values, the start subtracted once at
 // the end), so they stay in registers across the allocator calls; kLayers adds the per-layer peaks,
-// which the serving loop never reads (RunOptions::layer_peaks).
+// which the serving loop never reads (RunOptions::layer_peaks). The ops, the slot table and the
+// stream are read through locals too: the allocator calls could change them as far as the
+// compiler knows, and would have them reloaded on every op.
 template <bool kLayers>
 void run_ops(alloc::CachingAllocator& allocator, const AllocationProgram& program, SlotTable& slots, ProgramRun& r,
              const RunOptions& options) {
@@ -46,12 +43,19 @@ void run_ops(alloc::CachingAllocator& allocator, const AllocationProgram& progra
   Bytes min_free = r.min_device_free, min_loose = r.min_free_or_cached;
   std::optional<std::size_t> min_free_op;
   Bytes reserved_at_min_free = r.reserved_at_min_free;
+  // cudaMemGetInfo's free is a function of the device's driver allocations (Device::free_bytes:
+  // total less context, other processes and used), which change only when used does: asked again
+  // only then.
+  Bytes used = device.used_bytes(), free = min_free;
   std::int64_t allocations = 0, persistent_reused = 0;
   std::int32_t current_layer = kNoLayer;
   LayerRun* layer = nullptr;
+  const ProgramOp* const ops = program.ops.data();
   const std::size_t n = program.ops.size();
+  alloc::Block** const transient = slots.transient_data();  // sized by prepare(); add_persistent leaves it
+  const StreamId stream = options.stream;
   for (std::size_t i = 0; i < n; ++i) {
-    const ProgramOp& op = program.ops[i];
+    const ProgramOp& op = ops[i];
     if constexpr (kLayers) {
       if (op.layer != current_layer) {
         current_layer = op.layer;
@@ -65,34 +69,36 @@ void run_ops(alloc::CachingAllocator& allocator, const AllocationProgram& progra
       }
     }
     if (op.kind == OpKind::free) {
-      alloc::Block*& b = slots.transient(op.slot);
+      alloc::Block*& b = transient[op.slot];
       allocator.free(b);
       b = nullptr;
       continue;
     }
-    if (op.persistent && slots.persistent(op.slot)) {
+    if (op.persistent && slots.persistent(op.slot)) [[unlikely]] {
       ++persistent_reused;
       continue;
     }
-    alloc::Block* block = allocator.malloc(op.bytes, options.stream);
+    alloc::Block* block = allocator.malloc(op.bytes, stream);
     ++allocations;
     if (!block) [[unlikely]] {
       r.oom = allocator.last_oom();
       r.oom_op = i;
       break;
     }
-    if (op.persistent)
+    if (op.persistent) [[unlikely]]
       slots.add_persistent(op.slot, block);  // capacity reserved by prepare()
     else
-      slots.transient(op.slot) = block;
+      transient[op.slot] = block;
     const Bytes allocated = allocator.allocated_bytes();
     const Bytes reserved = allocator.reserved_bytes();
     if (allocated > peak_allocated) peak_allocated = allocated, peak_op = i;
     if (reserved > peak_reserved) peak_reserved = reserved;
     // One comparison per malloc; the op is kept by index (the caller names it).
-    const Bytes free = device.free_bytes();
-    if (free < min_free) [[unlikely]]
-      min_free = free, min_free_op = i, reserved_at_min_free = reserved;
+    if (device.used_bytes() != used) [[unlikely]] {
+      used = device.used_bytes();
+      free = device.free_bytes();
+      if (free < min_free) min_free = free, min_free_op = i, reserved_at_min_free = reserved;
+    }
     const Bytes loose = free + reserved - allocated;
     if (loose < min_loose) min_loose = loose;
     if constexpr (kLayers) {

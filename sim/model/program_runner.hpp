@@ -23,9 +23,15 @@ class SlotTable {
   SlotTable(const SlotTable&) = delete;
   SlotTable& operator=(const SlotTable&) = delete;
 
-  // Sizes the table for `program` (allocates only when it grows).
-  void prepare(const AllocationProgram& program);
+  // Sizes the table for `program` (allocates only when it grows). Inline: every step asks.
+  void prepare(const AllocationProgram& program) {
+    if (transient_.size() < program.slots) [[unlikely]] transient_.resize(program.slots, nullptr);
+    if (persistent_.capacity() - persistent_.size() < program.persistent) [[unlikely]]
+      persistent_.reserve(persistent_.size() + program.persistent);
+  }
   alloc::Block*& transient(std::uint32_t slot) { return transient_[slot]; }
+  // The transient table's first entry: stable until the next prepare() (the runner's ops loop).
+  alloc::Block** transient_data() { return transient_.data(); }
   std::size_t transient_size() const { return transient_.size(); }
   alloc::Block* persistent(std::uint32_t key) const;
   void add_persistent(std::uint32_t key, alloc::Block* block);  // no allocation after prepare()

@@ -86,12 +86,17 @@ TEST_CASE("paged: block arithmetic, lookahead, the null block and usage") {
   CHECK(c.usage() == Approx(0.3));
   a.kv.num_computed_tokens = 33;
   // Decode up to 48 tokens stays in 3 blocks; the 49th needs a 4th.
+  // The decode fast path (fits_held_blocks, which the scheduler asks first) holds while the 48th
+  // token has not filled block 3: that block's hash is due when it is full.
   for (Tokens t = 34; t <= 48; ++t) {
     a.kv.num_tokens = t;
+    CHECK(c.fits_held_blocks(0, t, t) == (t < 48));
     REQUIRE(c.allocate_slots(a.kv, 1));
     a.kv.num_computed_tokens = t;
   }
   CHECK(table(c, 0).size() == 3);
+  CHECK_FALSE(c.fits_held_blocks(0, 49, 49));
+  CHECK_FALSE(c.fits_held_blocks(7, 1, 1));  // holds nothing
   a.kv.num_tokens = 49;
   // Lookahead slots count: ceil((48 + 1 + 16) / 16) = 5.
   REQUIRE(c.allocate_slots(a.kv, 1, 16));
@@ -435,7 +440,7 @@ TEST_CASE("paged: 10^5 random operations match the reference model") {
   Rng rng(20240601);
   std::map<RequestId, Req> waiting, running;
   RequestId next_id = 0;
-  std::uint64_t admitted = 0, preempted = 0, hits = 0;
+  std::uint64_t admitted = 0, preempted = 0, hits = 0, fast_path = 0;
 
   auto compare = [&](const char* op) {
     INFO(op);
@@ -457,8 +462,17 @@ TEST_CASE("paged: 10^5 random operations match the reference model") {
     const Tokens remaining = r.kv.num_tokens - r.kv.num_computed_tokens;
     const Tokens n = std::min(remaining, static_cast<Tokens>(rng.uniform_int(1, 16)));
     const Tokens lookahead = static_cast<Tokens>(rng.uniform_int(0, 2));
+    // The fast path the scheduler asks first: where it holds, allocate_slots changes nothing.
+    const bool fits = lookahead == 0 && cache.fits_held_blocks(r.kv.id, r.kv.num_computed_tokens + n, r.kv.num_tokens);
+    const std::uint32_t free_before = cache.num_free_blocks(), cached_before = cache.num_cached_blocks();
     const bool ok = cache.allocate_slots(r.kv, n, lookahead);
     REQUIRE(ok == ref.allocate(r.kv, n, lookahead));
+    if (fits) {
+      REQUIRE(ok);
+      REQUIRE(cache.num_free_blocks() == free_before);
+      REQUIRE(cache.num_cached_blocks() == cached_before);
+      ++fast_path;
+    }
     if (ok) {
       r.kv.num_computed_tokens += n;
       return;
@@ -518,6 +532,7 @@ TEST_CASE("paged: 10^5 random operations match the reference model") {
   }
   // The walk exercised every rule.
   CHECK(admitted > 1000);
+  CHECK(fast_path > 1000);
   CHECK(preempted > 100);
   CHECK(hits > 1000);
   CHECK(cache.counters().evictions > 1000);

@@ -40,6 +40,11 @@ TEST_CASE("token pool: sizes, the hold row, failed and double frees") {
   REQUIRE(p.alloc(3, 0));  // a request registered with nothing yet can be freed once
   CHECK(p.free(3) == 0);
   CHECK_THROWS_AS(p.alloc(4, -1), std::logic_error);
+  // A released id stays refused, though its row is still in the window (id 0 is not released).
+  CHECK(p.free(1) == 50);
+  p.release(1);
+  CHECK_THROWS_WITH(p.alloc(1, 1), "TokenKvPool: request 1 was released");
+  CHECK(p.counters().allocations == 4);
   p.check_invariants();
 }
 

@@ -25,10 +25,13 @@ TEST_CASE("timing a step allocates nothing") {
     Batch b;
     b.add_prefill(512, 4096);
     for (int i = 0; i < 200; ++i) b.add_decode(1000 + i);
+    GemmTermCache cache;  // sized when made, as the serving loop's is
     const std::size_t before = headroom::test::heap_allocations();
     const Seconds t = m.step_time(b);
     const StepTime by_term = m.step_time_by_term(b);
+    const Seconds cached = m.step_time(b, cache) + m.step_time(b, cache);  // filled, then found
     const std::size_t after = headroom::test::heap_allocations();
+    CHECK(cached == 2 * t);
     CHECK(after == before);
     CHECK(t > 0);
     CHECK(by_term.total() == Approx(t));

@@ -89,6 +89,28 @@ TEST_CASE("an empty batch takes no time") {
   CHECK(m.step_time(graph) == 0);
 }
 
+TEST_CASE("the serving loop's cached GEMM terms give the same seconds, bit for bit") {
+  // GemmTermCache keeps a step's GEMM terms by its rows; a step that finds them there (the same
+  // rows, other contexts) or evicts another's (1,024 slots, 3,000 row counts) must time exactly as
+  // step_time(batch) does. Dense, MoE (expected experts touched) and MLA (kv_b_proj rows follow the
+  // cached context), eager and graph steps, with and without the kernel floor.
+  for (const Served& s : {kServed[0], kServed[3], kServed[5]}) {
+    INFO(s.model);
+    const StepLatencyModel m = make(s);
+    GemmTermCache cache;
+    for (int round = 0; round < 2; ++round)
+      for (std::int64_t seqs = 1; seqs <= 3000; seqs += seqs < 300 ? 1 : 97) {
+        Batch b;
+        for (std::int64_t i = 0; i < seqs; ++i) b.add_decode(100 + 7 * i + round);
+        b.cuda_graph = seqs % 2 == 0;
+        if (seqs % 5 == 0) b.add_prefill(seqs * 3, round * 512);
+        INFO("seqs " << seqs << " round " << round);
+        CHECK(m.step_time(b, cache) == m.step_time(b));
+      }
+    CHECK(m.step_time(Batch{}, cache) == 0);
+  }
+}
+
 TEST_CASE("the GEMMs cover every weight matrix of the model on the rank") {
   // Everything weights.hpp allocates except the embedding gather, norms and biases: the quantized
   // weights with their scales (DeepSeek-V3's FP8 blocks), as a GEMM reads them.
