@@ -169,7 +169,7 @@ class SglangScheduler final : public RequestBook<SglangSlot> {
   double new_token_ratio() const { return new_token_ratio_; }
   const SglangNewTokenRatio& new_token_ratio_schedule() const { return ratio_; }
   bool batch_is_full() const { return batch_is_full_; }
-  const RadixKvCache& cache() const { return cache_; }
+  const RadixKvCache& cache() const { return cache_; }  // without an SWA pool (empty with one)
   // The SWA pool (§2.2): slots held by requests (outside the tree), and free.
   Tokens swa_used() const { return swa_ ? swa_->request_swa_tokens() : 0; }
   Tokens swa_available() const { return swa_ ? swa_->swa_available() : 0; }
