@@ -12,8 +12,6 @@ namespace {
 
 [[noreturn]] void broken(const std::string& what) { throw std::logic_error("RadixKvCache: " + what); }
 
-constexpr std::size_t kInitialChildSlots = 1024;
-
 }  // namespace
 
 RadixKvCache::RadixKvCache(Tokens size) : size_(size) {
@@ -22,8 +20,6 @@ RadixKvCache::RadixKvCache(Tokens size) : size_(size) {
   root.lock_ref = 1;  // RadixCache.reset: the root is never evicted
   root.live = true;
   nodes_.push_back(root);
-  child_slots_.assign(kInitialChildSlots, ChildSlot{});
-  child_mask_ = kInitialChildSlots - 1;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -44,62 +40,6 @@ void RadixKvCache::free(Tokens n) {
     broken("free of " + std::to_string(n) + " tokens but requests hold " + std::to_string(request_tokens_) +
            " outside the tree (double free?)");
   request_tokens_ -= n;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Child index
-
-RadixKvCache::NodeId RadixKvCache::find_child(NodeId parent, std::uint64_t key) const {
-  for (std::size_t i = child_slot(parent, key);; i = (i + 1) & child_mask_) {
-    const ChildSlot& s = child_slots_[i];
-    if (s.child == kNone) return kNone;
-    if (s.key == key && s.parent == parent) return s.child;
-  }
-}
-
-void RadixKvCache::put_child(NodeId parent, std::uint64_t key, NodeId child) {
-  if (2 * (child_count_ + 1) > child_slots_.size()) grow_children();
-  for (std::size_t i = child_slot(parent, key);; i = (i + 1) & child_mask_) {
-    ChildSlot& s = child_slots_[i];
-    if (s.child == kNone) {
-      s = {key, parent, child};
-      ++child_count_;
-      return;
-    }
-    if (s.key == key && s.parent == parent) {
-      s.child = child;
-      return;
-    }
-  }
-}
-
-void RadixKvCache::erase_child(NodeId parent, std::uint64_t key) {
-  std::size_t i = child_slot(parent, key);
-  while (true) {
-    const ChildSlot& s = child_slots_[i];
-    if (s.child == kNone) broken("node to remove is missing from its parent");
-    if (s.key == key && s.parent == parent) break;
-    i = (i + 1) & child_mask_;
-  }
-  std::size_t hole = i;  // backward-shift deletion (see PagedKvCache::HashIndex::erase)
-  for (std::size_t j = (i + 1) & child_mask_; child_slots_[j].child != kNone; j = (j + 1) & child_mask_) {
-    const std::size_t home = child_slot(child_slots_[j].parent, child_slots_[j].key);
-    const bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
-    if (stays) continue;
-    child_slots_[hole] = child_slots_[j];
-    hole = j;
-  }
-  child_slots_[hole] = ChildSlot{};
-  --child_count_;
-}
-
-void RadixKvCache::grow_children() {
-  std::vector<ChildSlot> old(child_slots_.size() * 2, ChildSlot{});
-  old.swap(child_slots_);
-  child_mask_ = child_slots_.size() - 1;
-  child_count_ = 0;
-  for (const ChildSlot& s : old)
-    if (s.child != kNone) put_child(s.parent, s.key, s.child);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -126,7 +66,7 @@ RadixKvCache::NodeId RadixKvCache::new_node(NodeId parent, std::uint64_t base, T
   n.created = ++created_;
   n.live = true;
   ++live_nodes_;
-  put_child(parent, key, id);
+  children_.put(parent, key, id);
   ++nodes_[parent].children;
   cached_tokens_ += len;
   evictable_ += len;  // a new node is unlocked (RadixCache._insert_helper)
@@ -159,11 +99,11 @@ RadixKvCache::NodeId RadixKvCache::split(NodeId child, Tokens at) {
   u.created = ++created_;
   u.live = true;
   ++live_nodes_;
-  put_child(u.parent, child_key(u.base, u.offset), up);  // replaces the child under its key
+  children_.put(u.parent, child_key(u.base, u.offset), up);  // replaces the child under its key
   c.offset += at;
   c.len -= at;
   c.parent = up;
-  put_child(up, child_key(c.base, c.offset), child);
+  children_.put(up, child_key(c.base, c.offset), child);
   return up;
 }
 
@@ -269,7 +209,7 @@ Tokens RadixKvCache::evict(Tokens num_tokens) {
     cached_tokens_ -= n.len;
     evictable_ -= n.len;
     ++counters_.evicted_nodes;
-    erase_child(n.parent, child_key(n.base, n.offset));
+    children_.erase(n.parent, child_key(n.base, n.offset));
     const NodeId p = n.parent;
     n.live = false;
     spare_nodes_.push_back(x);
@@ -385,7 +325,7 @@ void RadixKvCache::check_invariants() const {
              " the eviction heap");
     leaves += leaf;
   }
-  if (live != live_nodes_ || child_count_ != live_nodes_) broken("node counts are off");
+  if (live != live_nodes_ || children_.size() != live_nodes_) broken("node counts are off");
   if (leaves != heap_.size()) broken("heap size is off");
   for (std::size_t i = 0; i < heap_.size(); ++i) {
     if (nodes_[heap_[i]].heap_pos != i) broken("heap positions are off");

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "sim/engine/kv_request.hpp"
+#include "sim/engine/radix_child_index.hpp"
 
 namespace headroom::engine {
 
@@ -130,7 +131,7 @@ class RadixKvCache {
   void check_invariants() const;
 
  private:
-  static constexpr NodeId kNone = UINT32_MAX;
+  static constexpr NodeId kNone = RadixChildIndex::kNone;
   static constexpr std::uint32_t kNotInHeap = UINT32_MAX;
 
   struct Node {
@@ -146,29 +147,14 @@ class RadixKvCache {
     bool live = false;
   };
 
-  // (parent, first-token key) → child; open addressing with backward-shift deletion.
-  struct ChildSlot {
-    std::uint64_t key = 0;
-    NodeId parent = kNone;
-    NodeId child = kNone;
-  };
-
   struct Walk {
     Tokens matched = 0;
     NodeId node = kRoot;
   };
   Walk walk(const KvRequest& req, Tokens limit);
 
-  static std::uint64_t child_key(std::uint64_t base, Tokens offset) {
-    return mix_hash(base, static_cast<std::uint64_t>(offset));
-  }
-  std::size_t child_slot(NodeId parent, std::uint64_t key) const {
-    return static_cast<std::size_t>(mix_hash(key, parent)) & child_mask_;
-  }
-  NodeId find_child(NodeId parent, std::uint64_t key) const;
-  void put_child(NodeId parent, std::uint64_t key, NodeId child);  // inserts or overwrites
-  void erase_child(NodeId parent, std::uint64_t key);
-  void grow_children();
+  static std::uint64_t child_key(std::uint64_t base, Tokens offset) { return RadixChildIndex::key(base, offset); }
+  NodeId find_child(NodeId parent, std::uint64_t key) const { return children_.find(parent, key); }
 
   NodeId new_node(NodeId parent, std::uint64_t base, Tokens offset, Tokens len);
   NodeId split(NodeId child, Tokens at);
@@ -198,9 +184,7 @@ class RadixKvCache {
   std::vector<Node> nodes_;
   std::vector<NodeId> spare_nodes_;
   std::uint32_t live_nodes_ = 0;
-  std::vector<ChildSlot> child_slots_;
-  std::size_t child_mask_ = 0;
-  std::size_t child_count_ = 0;
+  RadixChildIndex children_;
   std::vector<NodeId> heap_;
   std::uint64_t clock_ = 0;
   std::uint64_t created_ = 0;

@@ -272,13 +272,15 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
       throw EngineConfigError("swa_full_tokens_ratio",
                               fmt::format("sglang swa_full_tokens_ratio: expected a value above 0, got {}",
                                           c.swa_full_tokens_ratio));
-    if (!c.disable_hybrid_swa_memory && !c.disable_radix_cache)
+    // SWARadixCache is modelled at sgl-project/sglang main @ 99fab2ce6 (the current line, §2.2); it
+    // came with PR #7367 (v0.4.9.post2), after the 0.4 line's v0.4.6.
+    if (!c.disable_hybrid_swa_memory && !c.disable_radix_cache && c.version == SglangVersion::v0_4)
       throw EngineConfigError(
           "disable_radix_cache",
-          fmt::format("sglang: model '{}' ({}) uses SGLang's SWA KV pool, whose prefix cache (SWARadixCache: "
-                      "tree nodes whose SWA KV is tombstoned under pressure) is not modelled; pass "
-                      "--disable-radix-cache (disable_radix_cache: true) for its ChunkCache, or "
-                      "--disable-hybrid-swa-memory for one pool over every layer",
+          fmt::format("sglang: model '{}' ({}) uses SGLang's SWA KV pool, whose prefix cache (SWARadixCache, PR "
+                      "#7367, v0.4.9.post2) is modelled only for version current; SGLang 0.4 (v0.4.6) predates "
+                      "it: pass --disable-radix-cache (disable_radix_cache: true) for its ChunkCache, "
+                      "--disable-hybrid-swa-memory for one pool over every layer, or use version current",
                       d.model.name, arch));
     if (!c.disable_hybrid_swa_memory && d.parallel.pp > 1)
       throw EngineConfigError("kind", fmt::format("sglang: the SWA KV pool with pipeline parallelism (pp {}) is not "

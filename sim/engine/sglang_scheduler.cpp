@@ -33,9 +33,6 @@ SglangSchedulerLimits checked(const SglangSchedulerLimits& l) {
     throw InputError(fmt::format("sglang SWA pool: expected a pool of at least 1 token and a window of at least 1, "
                                  "got {} tokens and a window of {}",
                                  l.swa_capacity, l.sliding_window));
-  if (l.swa_capacity > 0 && !l.disable_radix_cache)
-    throw InputError("sglang SWA pool: its prefix cache (SWARadixCache) is not modelled; the SWA pool runs with "
-                     "disable_radix_cache (ChunkCache)");
   if (!(l.schedule_conservativeness > 0))
     throw InputError(
         fmt::format("sglang schedule_conservativeness: expected a value above 0, got {}", l.schedule_conservativeness));
@@ -100,6 +97,7 @@ SglangScheduler::SglangScheduler(const SglangSchedulerLimits& limits)
       ratio_(sglang_new_token_ratio(limits.schedule_conservativeness)),
       max_req_len_(std::min<Tokens>(limits.context_length - 1, limits.kv_capacity - 1)),
       cache_(limits.kv_capacity) {
+  if (hybrid_swa()) swa_.emplace(limits.kv_capacity, limits.swa_capacity, limits.sliding_window);
   new_token_ratio_ = ratio_.init;
 }
 
@@ -153,14 +151,63 @@ void SglangScheduler::add_request(std::uint64_t id) {
 }
 
 void SglangScheduler::evict_for(Tokens slots_needed) {
-  // evict_from_tree_cache (mem_cache/common.py): evict only the shortfall.
+  // evict_from_tree_cache (mem_cache/common.py): evict only the shortfall; a ChunkCache has no tree.
+  if (hybrid_swa()) {
+    if (limits_.disable_radix_cache) return;
+    // The SWA allocator: each pool's shortfall, evict(full, swa) (@99fab2ce6).
+    const Tokens full = swa_->full_available(), swa = swa_->swa_available();
+    if (full < slots_needed || swa < slots_needed)
+      swa_->evict(std::max<Tokens>(0, slots_needed - full), std::max<Tokens>(0, slots_needed - swa));
+    return;
+  }
   const Tokens available = cache_.available_size();
   if (available < slots_needed) cache_.evict(slots_needed - available);
 }
 
 Tokens SglangScheduler::available_for_alloc() const {
   // SWATokenToKVPoolAllocator.available_size: the smaller of the two pools' free slots (§2.2).
-  return hybrid_swa() ? std::min(cache_.available_size(), swa_available()) : cache_.available_size();
+  return hybrid_swa() ? swa_->available_size() : cache_.available_size();
+}
+
+double SglangScheduler::available_and_evictable() const {
+  // PrefillAdder.rem_total_tokens (schedule_policy.py @99fab2ce6): with the SWA pool the smaller of
+  // each pool's free + evictable slots (a ChunkCache has none evictable).
+  if (hybrid_swa())
+    return static_cast<double>(std::min(swa_->full_available() + swa_->full_evictable_size(),
+                                        swa_->swa_available() + swa_->swa_evictable_size()));
+  return static_cast<double>(cache_.available_size() + cache_.evictable_size());
+}
+
+RadixKvCache::Match SglangScheduler::match_prefix(const KvRequest& k) {
+  // Req.init_next_round_input: the first input_len − 1 tokens; a ChunkCache matches nothing.
+  if (limits_.disable_radix_cache) return {};
+  if (hybrid_swa()) {
+    const SwaRadixKvCache::Match m = swa_->match_prefix(k, k.num_tokens - 1);
+    return {m.tokens, m.node};
+  }
+  return cache_.match_prefix(k);
+}
+
+std::uint64_t SglangScheduler::lock_node(RadixKvCache::NodeId node) {
+  if (hybrid_swa()) return swa_->inc_lock_ref(node).swa_uuid;
+  cache_.inc_lock_ref(node);
+  return 0;
+}
+
+void SglangScheduler::unlock_node(RadixKvCache::NodeId node, std::uint64_t swa_uuid) {
+  if (hybrid_swa()) swa_->dec_lock_ref({node, swa_uuid});
+  else cache_.dec_lock_ref(node);
+}
+
+bool SglangScheduler::alloc_slots(Slot& s, Tokens n) {
+  if (hybrid_swa()) {
+    if (!swa_->alloc(n)) return false;
+    s.swa_own += n;
+  } else if (!cache_.alloc(n)) {
+    return false;
+  }
+  s.own += n;
+  return true;
 }
 
 bool SglangScheduler::check_decode_mem(Tokens slots_needed) {
@@ -169,15 +216,21 @@ bool SglangScheduler::check_decode_mem(Tokens slots_needed) {
 }
 
 void SglangScheduler::evict_swa(Slot& s, Tokens pre_len) {
-  // ScheduleBatch._evict_swa with a ChunkCache (schedule_batch.py, sgl-project/sglang main 2026):
-  // the SWA slots of tokens before pre_len − window − page_size go back to the SWA pool.
-  const Tokens target = std::max(s.swa_evicted, pre_len - limits_.sliding_window - limits_.page_size);
+  // ScheduleBatch._evict_swa (schedule_batch.py @99fab2ce6): the SWA slots of the request's own
+  // tokens (from its locked prefix on: the tree frees the prefix's) before pre_len − window go back.
+  s.swa_evicted = std::max(s.swa_evicted, s.locked);
+  const Tokens target = std::max(s.swa_evicted, pre_len - limits_.sliding_window);
   if (target <= s.swa_evicted) return;
   const Tokens freed = target - s.swa_evicted;
   if (freed > s.swa_own) broken(fmt::format("SWA eviction of {} slots from a request holding {}", freed, s.swa_own));
   s.swa_own -= freed;
-  swa_used_ -= freed;
+  swa_->free_swa(freed);
   s.swa_evicted = target;
+}
+
+const SwaRadixKvCache& SglangScheduler::swa_cache() const {
+  if (!swa_) broken("swa_cache() without an SWA pool");
+  return *swa_;
 }
 
 Tokens SglangScheduler::swa_slots_of(std::uint64_t id) const {
@@ -219,7 +272,6 @@ class SglangScheduler::PrefillAdder {
     const double total = rem_total();
     const Tokens limit = std::min<Tokens>(rem_chunk_, total > 0 ? static_cast<Tokens>(std::floor(total)) : 0);
     if (limit <= 0) return;
-    if (s_.hybrid_swa() && swa_budget(extend) >= rem_swa()) return;
     const bool truncated = extend > limit;
     const Tokens n = std::min(extend, limit);
     s_.admitted_.push_back(s_.chunked_);
@@ -234,7 +286,7 @@ class SglangScheduler::PrefillAdder {
     RequestState& r = s_.row(id);
     const KvRequest k = s_.kv_request(r);
     // Req.init_next_round_input; a ChunkCache matches nothing.
-    const RadixKvCache::Match m = s_.limits_.disable_radix_cache ? RadixKvCache::Match{} : s_.cache_.match_prefix(k);
+    const RadixKvCache::Match m = s_.match_prefix(k);
     const Tokens extend = r.prompt_tokens + r.output_tokens - m.tokens;
     // The check counts the outputs still to come (PrefillAdder.add_one_req since mid-2025:
     // min(max(max_new − generated, 0), clip)), the reservation the request's max_new_tokens. For a
@@ -243,11 +295,10 @@ class SglangScheduler::PrefillAdder {
     const Tokens max_new = std::min(r.max_output_tokens, kSglangClipMaxNewTokens);
     const Tokens total = extend + std::min(r.max_output_tokens - r.output_tokens, kSglangClipMaxNewTokens);
     if (static_cast<double>(total) >= rem_total()) return AddResult::no_token;
-    if (s_.hybrid_swa() && swa_budget(extend) >= rem_swa()) return AddResult::no_token;
     if (extend > rem_input_ && !s_.admitted_.empty()) return AddResult::other;
-    s_.cache_.inc_lock_ref(m.node);  // locking the prefix takes it out of the evictable budget
+    const std::uint64_t swa_uuid = s_.lock_node(m.node);  // locking the prefix takes it out of the evictable budget
     if (static_cast<double>(total) > rem_total()) {
-      s_.cache_.dec_lock_ref(m.node);
+      s_.unlock_node(m.node, swa_uuid);
       return AddResult::no_token;
     }
     Tokens n = extend;
@@ -255,7 +306,7 @@ class SglangScheduler::PrefillAdder {
       update_budget(extend, max_new);
     } else {
       if (rem_chunk_ <= 0) {
-        s_.cache_.dec_lock_ref(m.node);
+        s_.unlock_node(m.node, swa_uuid);
         return AddResult::other;
       }
       if (s_.has_chunked_) broken("a second request would be cut while one is still chunked");
@@ -266,6 +317,7 @@ class SglangScheduler::PrefillAdder {
     }
     Slot& sl = s_.slot(id);
     sl.node = m.node;
+    sl.swa_uuid = swa_uuid;
     sl.locked = m.tokens;
     r.computed_tokens = m.tokens;
     r.status = RequestStatus::running;
@@ -283,28 +335,15 @@ class SglangScheduler::PrefillAdder {
 
  private:
   // rem_total_tokens: free and evictable KV less what the batch and the running requests reserve.
-  double rem_total() const {
-    return static_cast<double>(s_.cache_.available_size() + s_.cache_.evictable_size()) - total_offset_;
-  }
-  // rem_swa_tokens: the SWA pool's free slots (a ChunkCache holds none evictable) less what the
-  // batch reserves (schedule_policy.py, sgl-project/sglang main 2026).
-  Tokens rem_swa() const { return s_.swa_available() - swa_offset_; }
-  // _swa_budget_for_req: the slots a prefill takes before _evict_swa returns them, at least a
-  // window for the decode to come, plus a page.
-  Tokens swa_budget(Tokens extend) const {
-    const Tokens alloc = chunking_ ? std::min(extend, rem_chunk_) : extend;
-    return std::max(alloc, s_.limits_.sliding_window) + s_.limits_.page_size;
-  }
+  double rem_total() const { return s_.available_and_evictable() - total_offset_; }
   // _update_prefill_budget.
   void update_budget(Tokens extend, Tokens max_new) {
-    if (s_.hybrid_swa()) swa_offset_ += swa_budget(extend);
     total_offset_ += static_cast<double>(extend + max_new);
     rem_input_ -= extend;
     if (chunking_) rem_chunk_ -= extend;
   }
   AddResult budget_state() const {
     if (rem_total() <= 0) return AddResult::no_token;
-    if (s_.hybrid_swa() && rem_swa() <= 0) return AddResult::no_token;
     if (rem_input_ <= 0 || (chunking_ && rem_chunk_ <= 0)) return AddResult::other;
     return AddResult::proceed;
   }
@@ -314,7 +353,6 @@ class SglangScheduler::PrefillAdder {
   Tokens rem_input_;
   Tokens rem_chunk_;
   double total_offset_ = 0;  // rem_total_token_offset
-  Tokens swa_offset_ = 0;    // rem_swa_token_offset
   std::size_t taken_ = 0;
 };
 
@@ -347,25 +385,17 @@ bool SglangScheduler::schedule_prefill(Seconds now, StepPlan& plan) {
   Tokens need = 0;
   for (Tokens n : admitted_tokens_) need += n;
   evict_for(need);
-  // maybe_evict_swa (extend, ChunkCache): each request's SWA slots before its prefix less the
+  // maybe_evict_swa (extend, ChunkCache only): each request's SWA slots before its prefix less the
   // window go back first.
-  if (hybrid_swa())
+  if (hybrid_swa() && limits_.disable_radix_cache)
     for (std::uint64_t id : admitted_) evict_swa(slot(id), row(id).computed_tokens);
   for (std::size_t i = 0; i < admitted_.size(); ++i) {
     const std::uint64_t id = admitted_[i];
     const Tokens n = admitted_tokens_[i];
-    if (!cache_.alloc(n))
-      broken(fmt::format("prefill out of memory: {} tokens for request {} with {} available", n, id,
-                         cache_.available_size()));
     Slot& s = slot(id);
-    if (hybrid_swa()) {
-      if (n > swa_available())
-        broken(fmt::format("prefill out of SWA memory: {} tokens for request {} with {} available", n, id,
-                           swa_available()));
-      swa_used_ += n;
-      s.swa_own += n;
-    }
-    s.own += n;
+    if (!alloc_slots(s, n))
+      broken(fmt::format("prefill out of memory: {} tokens for request {} with {} available", n, id,
+                         available_for_alloc()));
     s.pending = n;
     RequestState& r = row(id);
     if (r.first_scheduled_s < 0) r.first_scheduled_s = now;
@@ -397,16 +427,10 @@ void SglangScheduler::schedule_decode(StepPlan& plan) {
       if (s.decode_steps % limits_.sliding_window == 1) evict_swa(s, row(id).computed_tokens);
     }
   for (std::uint64_t id : running_) {
-    if (!cache_.alloc(1))
-      broken(fmt::format("decode out of memory for request {} after check_decode_mem passed", id));
     Slot& s = slot(id);
-    if (hybrid_swa()) {
-      if (swa_available() < 1) broken(fmt::format("decode out of SWA memory for request {}", id));
-      ++swa_used_;
-      ++s.swa_own;
-      ++s.decode_steps;
-    }
-    s.own += 1;
+    if (!alloc_slots(s, 1))
+      broken(fmt::format("decode out of memory for request {} after check_decode_mem passed", id));
+    ++s.decode_steps;
     s.pending = 1;
     const RequestState& r = row(id);
     ScheduledRequest sr;
@@ -423,13 +447,14 @@ void SglangScheduler::free_kv(std::uint64_t id) {
   // release_kv_cache(req, tree_cache, is_insert=False): the request's own slots go back to the
   // pool, its prefix path is unlocked (and stays cached).
   Slot& s = slot(id);
-  cache_.free(s.own);
-  cache_.dec_lock_ref(s.node);
+  if (hybrid_swa()) swa_->free(s.own, s.swa_own);
+  else cache_.free(s.own);
+  unlock_node(s.node, s.swa_uuid);
   s.own = 0;
   s.pending = 0;
   s.node = RadixKvCache::kRoot;
+  s.swa_uuid = 0;
   s.locked = 0;
-  swa_used_ -= s.swa_own;
   s.swa_own = 0;
   s.swa_evicted = 0;
   s.decode_steps = 0;
@@ -492,6 +517,24 @@ void SglangScheduler::cache_unfinished(std::uint64_t id) {
     broken(fmt::format("request {} holds {} slots outside the tree, expected {}", id, s.own,
                        r.computed_tokens - s.locked));
   if (limits_.disable_radix_cache) return;  // ChunkCache.cache_unfinished_req: the request keeps its KV
+  if (hybrid_swa()) {
+    // SWARadixCache.cache_unfinished_req: insert (no swa_evicted_seqlen: a prefilling request has
+    // freed no SWA slots), match the tokens again, and move the lock to the node found; the
+    // request SWA-locked the window before its prefix's end, so the match finds them all.
+    const KvRequest k = kv_request(r);
+    if (s.swa_evicted > s.locked) broken(fmt::format("request {} freed SWA slots before its prefill ended", id));
+    swa_->insert(k, r.computed_tokens, s.locked, 0);
+    const SwaRadixKvCache::Match m = swa_->match_prefix(k, r.computed_tokens);
+    if (m.tokens != r.computed_tokens)
+      broken(fmt::format("request {} finds {} of its {} inserted tokens", id, m.tokens, r.computed_tokens));
+    unlock_node(s.node, s.swa_uuid);
+    s.swa_uuid = lock_node(m.node);
+    s.node = m.node;
+    s.locked = r.computed_tokens;
+    s.own = 0;
+    s.swa_own = 0;
+    return;
+  }
   const RadixKvCache::Insertion ins = cache_.insert(kv_request(r), r.computed_tokens, s.locked);
   cache_.inc_lock_ref(ins.node);
   cache_.dec_lock_ref(s.node);
@@ -511,8 +554,18 @@ void SglangScheduler::cache_finished(std::uint64_t id) {
     free_kv(id);
     return;
   }
-  cache_.insert(kv_request(r), r.computed_tokens, s.locked);
-  cache_.dec_lock_ref(s.node);
+  if (hybrid_swa()) {
+    // SWARadixCache.cache_finished_req: the tokens whose SWA slots _evict_swa freed join as a tombstone.
+    swa_->insert(kv_request(r), r.computed_tokens, s.locked, s.swa_evicted);
+    swa_->dec_lock_ref({s.node, s.swa_uuid});
+    s.swa_own = 0;
+    s.swa_evicted = 0;
+    s.swa_uuid = 0;
+    s.decode_steps = 0;
+  } else {
+    cache_.insert(kv_request(r), r.computed_tokens, s.locked);
+    cache_.dec_lock_ref(s.node);
+  }
   s.node = RadixKvCache::kRoot;
   s.locked = 0;
   s.own = 0;
@@ -595,6 +648,12 @@ std::int64_t SglangScheduler::waiting() const { return static_cast<std::int64_t>
 
 KvUsage SglangScheduler::kv_usage() const {
   KvUsage u;
+  if (hybrid_swa()) {  // the full pool, as max_total_num_tokens
+    u.capacity_tokens = swa_->full_size();
+    u.used_tokens = swa_->request_full_tokens() + swa_->full_protected_size();
+    u.cached_tokens = swa_->full_evictable_size();
+    return u;
+  }
   u.capacity_tokens = cache_.size();
   u.used_tokens = cache_.request_tokens() + cache_.protected_size();
   u.cached_tokens = cache_.evictable_size();
@@ -603,6 +662,7 @@ KvUsage SglangScheduler::kv_usage() const {
 
 void SglangScheduler::check_invariants() const {
   cache_.check_invariants();
+  if (swa_) swa_->check_invariants();
   if (!(new_token_ratio_ >= 0 && new_token_ratio_ <= 1))
     broken(fmt::format("new_token_ratio {} outside [0, 1]", new_token_ratio_));
   // Ids index the live window of the slots: [base, slots_.end_id()).
@@ -623,8 +683,9 @@ void SglangScheduler::check_invariants() const {
     if (s.own < 0 || s.pending < 0 || s.pending > s.own) broken(name + " has a negative or inconsistent slot count");
     if (s.swa_own < 0 || s.swa_evicted < 0 || (!hybrid_swa() && (s.swa_own != 0 || s.swa_evicted != 0)))
       broken(name + " has a negative SWA slot count, or SWA slots without an SWA pool");
-    if (hybrid_swa() && s.swa_own != s.locked + s.own - s.swa_evicted)
-      broken(fmt::format("{} holds {} SWA slots for {} tokens with KV, {} of them evicted", name, s.swa_own,
+    // Its own tokens [locked, locked + own) have SWA slots from max(locked, swa_evicted) on.
+    if (hybrid_swa() && s.swa_own != s.locked + s.own - std::max(s.locked, s.swa_evicted))
+      broken(fmt::format("{} holds {} SWA slots for tokens {} to {}, evicted up to {}", name, s.swa_own, s.locked,
                          s.locked + s.own, s.swa_evicted));
     const bool chunked = has_chunked_ && chunked_ == id;
     switch (r.status) {
@@ -645,10 +706,12 @@ void SglangScheduler::check_invariants() const {
           broken(fmt::format("{} accounts {} locked + {} own tokens for {} computed + {} in flight", name, s.locked,
                              s.own, r.computed_tokens, s.pending));
         Tokens path = 0;
-        for (RadixKvCache::NodeId n = s.node; n != RadixKvCache::kRoot; n = cache_.parent(n)) {
-          if (!cache_.is_live(n)) broken(name + " locks a freed node");
-          if (cache_.lock_ref(n) < 1) broken(name + " holds an unlocked node");
-          path += cache_.node_tokens(n);
+        for (RadixKvCache::NodeId n = s.node; n != RadixKvCache::kRoot;) {
+          const bool node_live = swa_ ? swa_->is_live(n) : cache_.is_live(n);
+          if (!node_live) broken(name + " locks a freed node");
+          if ((swa_ ? swa_->full_lock_ref(n) : cache_.lock_ref(n)) < 1) broken(name + " holds an unlocked node");
+          path += swa_ ? swa_->node_tokens(n) : cache_.node_tokens(n);
+          n = swa_ ? swa_->parent(n) : cache_.parent(n);
         }
         if (path != s.locked) broken(fmt::format("{} locks a path of {} tokens, accounted {}", name, path, s.locked));
         if (in_running[i] == 1 && (r.output_tokens < 1 || r.remaining_prefill() != 1))
@@ -664,13 +727,15 @@ void SglangScheduler::check_invariants() const {
         break;
     }
   }
-  if (own != cache_.request_tokens())
-    broken(fmt::format("requests hold {} slots outside the tree, the pool counts {}", own, cache_.request_tokens()));
-  if (swa_own != swa_used_ || swa_used_ > limits_.swa_capacity)
-    broken(fmt::format("requests hold {} SWA slots, the SWA pool counts {} of {}", swa_own, swa_used_,
-                       limits_.swa_capacity));
-  if (limits_.disable_radix_cache && cache_.cached_tokens() != 0)
-    broken(fmt::format("the ChunkCache holds {} tokens in a tree", cache_.cached_tokens()));
+  const Tokens pool_own = swa_ ? swa_->request_full_tokens() : cache_.request_tokens();
+  if (own != pool_own)
+    broken(fmt::format("requests hold {} slots outside the tree, the pool counts {}", own, pool_own));
+  if (swa_own != swa_used())
+    broken(fmt::format("requests hold {} SWA slots, the SWA pool counts {}", swa_own, swa_used()));
+  const Tokens tree = swa_ ? swa_->tree_full_tokens() : cache_.cached_tokens();
+  if (limits_.disable_radix_cache && tree != 0) broken(fmt::format("the ChunkCache holds {} tokens in a tree", tree));
+  if (swa_ && cache_.cached_tokens() + cache_.request_tokens() != 0)
+    broken("the single-pool cache holds tokens beside the SWA pools");
   if (live != running())
     broken(fmt::format("{} requests have status running, the queues count {}", live, running()));
   if (live > limits_.max_running_requests)

@@ -29,11 +29,14 @@
 // prefill step its computed tokens are inserted into the tree and locked (cache_unfinished_req);
 // at the end all of them are inserted and unlocked (cache_finished_req).
 //
-// SWA pool (gpt-oss, §2.2; swa_capacity > 0): every new token also takes a slot in the SWA pool;
-// admission also needs _swa_budget_for_req = max(extend, window) + page below the SWA pool's free
-// slots less the batch's SWA reservations; decode needs a slot in each pool; a request's SWA slots
-// of tokens before its prefix (prefill) or length (every window-th decode step) less window + page
-// go back (_evict_swa). Only with the ChunkCache (disable_radix_cache): SWARadixCache is not modelled.
+// SWA pool (gpt-oss and Llama 4, §2.2; swa_capacity > 0), pinned to sgl-project/sglang main @
+// 99fab2ce6 (2026-02-03, a build of which calls itself 0.5.8): every new token takes a slot in each
+// pool (SwaRadixKvCache); admission counts the smaller of the two pools' free + evictable slots;
+// decode needs a slot in each; every window-th decode step a request's SWA slots of tokens before
+// its length less the window go back (_evict_swa; with the ChunkCache also at each prefill chunk).
+// With the radix cache the tree is SWARadixCache (swa_radix_kv_cache.hpp): eviction asks for the
+// shortfall of each pool, a request SWA-locks only the window of its prefix, and a finished
+// request's tokens whose SWA slots are gone join the tree as a tombstone.
 //
 // disable_radix_cache (ChunkCache): no prefix match; a request keeps its slots outside any tree
 // and frees them all when it ends.
@@ -44,11 +47,13 @@
 // chunked_prefill_size (newer add_chunked_req; older releases took the chunk regardless).
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "sim/engine/engine_config.hpp"
 #include "sim/engine/radix_kv_cache.hpp"
+#include "sim/engine/swa_radix_kv_cache.hpp"
 #include "sim/engine/request_book.hpp"
 
 namespace headroom::engine {
@@ -74,7 +79,7 @@ struct SglangSchedulerLimits {
   double schedule_conservativeness = 1.0;
   bool disable_radix_cache = false;  // ChunkCache: no prefix reuse, a request's KV freed when it ends
   // SGLang's SWA KV pool (§2.2): the SWA pool's tokens (0: no SWA pool, kv_capacity covers every
-  // layer) and the window of its layers. kv_capacity is then the full pool's size.
+  // layer) and SGLang's sliding_window_size (SglangFigures). kv_capacity is then the full pool's size.
   Tokens swa_capacity = 0;
   Tokens sliding_window = 0;
 };
@@ -121,10 +126,12 @@ struct SglangSlot {
   Tokens locked = 0;   // tokens of the locked path: prefix KV the request reads from the tree
   Tokens own = 0;      // slots held outside the tree
   Tokens pending = 0;  // of those, allocated for the step in flight
-  // SWA pool (§2.2): slots held, swa_evicted_seqlen (tokens before it hold none) and
-  // decode_batch_idx (decode steps since the request was last admitted).
+  // SWA pool (§2.2): slots held, swa_evicted_seqlen (tokens before it hold none, once raised to
+  // the locked prefix), decode_batch_idx (decode steps since the request was last admitted) and
+  // the SWARadixCache lock's swa_uuid_for_lock.
   Tokens swa_own = 0;
   Tokens swa_evicted = 0;
+  std::uint64_t swa_uuid = 0;
   std::int64_t decode_steps = 0;
   SglangAbort abort = SglangAbort::none;
   bool known = false;
@@ -162,11 +169,13 @@ class SglangScheduler final : public RequestBook<SglangSlot> {
   double new_token_ratio() const { return new_token_ratio_; }
   const SglangNewTokenRatio& new_token_ratio_schedule() const { return ratio_; }
   bool batch_is_full() const { return batch_is_full_; }
-  const RadixKvCache& cache() const { return cache_; }
-  // The SWA pool (§2.2): slots held by requests, and free.
-  Tokens swa_used() const { return swa_used_; }
-  Tokens swa_available() const { return limits_.swa_capacity - swa_used_; }
+  const RadixKvCache& cache() const { return cache_; }  // without an SWA pool (empty with one)
+  // The SWA pool (§2.2): slots held by requests (outside the tree), and free.
+  Tokens swa_used() const { return swa_ ? swa_->request_swa_tokens() : 0; }
+  Tokens swa_available() const { return swa_ ? swa_->swa_available() : 0; }
   Tokens swa_slots_of(std::uint64_t id) const;
+  // Both pools and the SWARadixCache (hybrid SWA only; std::logic_error otherwise).
+  const SwaRadixKvCache& swa_cache() const;
   SglangAbort abort_reason(std::uint64_t id) const;
   // The decode batch in its order, the waiting queue in its order, the chunked request (or -1).
   const std::vector<std::uint64_t>& running_batch() const { return running_; }
@@ -189,6 +198,11 @@ class SglangScheduler final : public RequestBook<SglangSlot> {
   void retract_decode(StepPlan& plan);
   bool hybrid_swa() const { return limits_.swa_capacity > 0; }
   Tokens available_for_alloc() const;                  // min of the pools' free slots (SWA allocator)
+  double available_and_evictable() const;              // PrefillAdder.rem_total_tokens before offsets
+  RadixKvCache::Match match_prefix(const KvRequest& k);  // the tree in use; a ChunkCache matches nothing
+  std::uint64_t lock_node(RadixKvCache::NodeId node);  // inc_lock_ref; the SWA lock's swa_uuid
+  void unlock_node(RadixKvCache::NodeId node, std::uint64_t swa_uuid);
+  bool alloc_slots(Slot& s, Tokens n);                 // n slots in each pool
   void evict_swa(Slot& s, Tokens pre_len);             // ScheduleBatch._evict_swa
   void free_kv(std::uint64_t id);                     // frees the request's KV, keeps the tree's
   void cache_unfinished(std::uint64_t id);            // insert computed tokens, relock
@@ -199,7 +213,8 @@ class SglangScheduler final : public RequestBook<SglangSlot> {
   SglangSchedulerLimits limits_;
   SglangNewTokenRatio ratio_;
   Tokens max_req_len_ = 0;
-  RadixKvCache cache_;
+  RadixKvCache cache_;                    // the pool and tree without an SWA pool
+  std::optional<SwaRadixKvCache> swa_;    // both pools and the tree with one
   std::deque<std::uint64_t> waiting_;
   std::vector<std::uint64_t> running_;     // the decode batch, in SGLang's order
   std::uint64_t chunked_ = 0;
@@ -207,7 +222,6 @@ class SglangScheduler final : public RequestBook<SglangSlot> {
   std::int64_t prefill_in_flight_ = 0;  // prefill requests of the step in flight that finish their prefill
   bool batch_is_full_ = false;
   double new_token_ratio_ = 0;
-  Tokens swa_used_ = 0;  // SWA pool slots held by requests (ChunkCache: none cached)
   // Scratch reused every step (no allocation once warm).
   std::vector<std::uint64_t> admitted_;
   std::vector<Tokens> admitted_tokens_;

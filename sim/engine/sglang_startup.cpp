@@ -136,8 +136,10 @@ class SglangStartup {
         if (kind.kind == model::AttentionKind::full) f_.full_layers = static_cast<int>(kind.layers.size());
         else {
           f_.swa_layers = static_cast<int>(kind.layers.size());
-          f_.sliding_window = kind.window;
           f_.swa_layers_chunked = kind.kind == model::AttentionKind::chunked_local;
+          // The scheduler's sliding_window_size: gpt-oss's get_attention_sliding_window_size is
+          // config.sliding_window − 1 (models/gpt_oss.py, PR #8824; model_runner.py prefers it).
+          f_.sliding_window = f_.swa_layers_chunked ? kind.window : kind.window - 1;
         }
       }
       const SglangSwaTokens split =

@@ -78,7 +78,8 @@ struct SglangFigures {
   std::int64_t max_num_reqs = 0;   // ReqToTokenPool rows
   std::int64_t max_running_requests = 0;
   // The SWA KV pool (§2.2; all 0 without one): set_num_tokens_hybrid_swa's split of the profiled
-  // tokens (full_tokens is the KV pool's kv_tokens) and the window its SWA layers attend to.
+  // tokens (full_tokens is the KV pool's kv_tokens) and the scheduler's sliding_window_size
+  // (gpt-oss: sliding_window − 1; Llama 4: attention_chunk_size).
   std::int64_t swa_tokens = 0;
   std::int64_t unsplit_tokens = 0;  // max_total_num_tokens before the split (what --max-total-tokens caps)
   std::int64_t sliding_window = 0;

@@ -1,9 +1,11 @@
-// SGLang's token pool and radix cache (sim/engine/radix_kv_cache.hpp): known answers for the rules
-// of docs/serving-memory-model.md §2.2/§2.4, a 10^5-step random comparison with a plain pointer-and-
-// std::map tree following the same rules, and a steady state that allocates nothing.
+// SGLang's token pool and radix cache (sim/engine/radix_kv_cache.hpp) and its SWA variant
+// (swa_radix_kv_cache.hpp): known answers for the rules of docs/serving-memory-model.md §2.2/§2.4,
+// random comparisons with plain pointer-and-std::map trees following the same rules, and steady
+// states that allocate nothing.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -12,6 +14,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/engine/radix_kv_cache.hpp"
+#include "sim/engine/swa_radix_kv_cache.hpp"
 #include "tests/support/allocation_counter.hpp"
 
 
@@ -561,5 +564,639 @@ TEST_CASE("radix: a warm cache allocates nothing") {
   run(100'000);
   CHECK(headroom::test::heap_allocations() == before);
   CHECK(cache.counters().evicted_nodes > 100);
+  cache.check_invariants();
+}
+
+// ---------------------------------------------------------------------------------------------
+// SWARadixCache (sim/engine/swa_radix_kv_cache.hpp; swa_radix_cache.py @99fab2ce6): worked
+// examples of its rules, a random comparison with a plain reference, and a warm loop.
+
+namespace {
+
+// The reference: pointer nodes holding their token names, std::map children, and recency stamps
+// (a larger stamp is more recent) where SwaRadixKvCache keeps intrusive lists.
+class ReferenceSwaRadix {
+ public:
+  using Name = std::pair<std::uint64_t, Tokens>;
+  struct Node {
+    std::vector<Name> toks;
+    Node* parent = nullptr;
+    std::map<Name, std::unique_ptr<Node>> children;
+    std::uint32_t full_lock = 0, swa_lock = 0;
+    std::uint64_t uuid = 0, created = 0, full_stamp = 0, swa_stamp = 0;
+    bool tomb = false;
+  };
+  struct Lock {
+    Node* node;
+    std::uint64_t uuid;
+  };
+
+  ReferenceSwaRadix(Tokens full, Tokens swa, Tokens window) : full_(full), swa_(swa), window_(window) {
+    root_.full_lock = root_.swa_lock = 1;
+  }
+
+  static std::vector<Name> names(const KvRequest& r, Tokens n) {
+    std::vector<Name> out;
+    for (Tokens p = 0; p < n; ++p) {
+      const TokenRun run = token_run(r, p);
+      out.emplace_back(run.base, run.offset);
+    }
+    return out;
+  }
+
+  Tokens full_available() const { return full_ - req_full_ - sum(false, false); }
+  Tokens swa_available() const { return swa_ - req_swa_ - sum(true, false); }
+  bool alloc(Tokens n) {
+    if (n > full_available() || n > swa_available()) return false;
+    req_full_ += n;
+    req_swa_ += n;
+    return true;
+  }
+  void free(Tokens full, Tokens swa) {
+    req_full_ -= full;
+    req_swa_ -= swa;
+  }
+
+  std::pair<Tokens, Node*> match(const KvRequest& r, Tokens limit) {
+    if (limit <= 0) return {0, &root_};
+    const std::vector<Name> key = names(r, limit);
+    Node* node = &root_;
+    std::size_t pos = 0;
+    const Tokens kInf = std::numeric_limits<Tokens>::max() / 2;
+    Tokens since = kInf, best_len = 0;
+    Node* best = node;
+    while (pos < key.size() && node->children.count(key[pos])) {
+      Node* c = node->children[key[pos]].get();
+      if (c->tomb) {
+        if (since >= window_) best_len = static_cast<Tokens>(pos), best = node;
+        since = 0;
+      }
+      const std::size_t common = common_len(c->toks, key, pos);
+      if (common < c->toks.size()) {
+        Node* up = split(c, common);
+        pos += common;
+        if (!up->tomb) since += static_cast<Tokens>(common);
+        node = up;
+        break;
+      }
+      pos += common;
+      if (!c->tomb) since += static_cast<Tokens>(common);
+      node = c;
+    }
+    if (since >= window_) best_len = static_cast<Tokens>(pos), best = node;
+    stamp_path(best);
+    return {best_len, best};
+  }
+
+  Tokens insert(const KvRequest& r, Tokens num, Tokens protected_len, Tokens swa_evicted) {
+    const std::vector<Name> key = names(r, num);
+    req_full_ -= num - protected_len;
+    req_swa_ -= num - std::max(protected_len, swa_evicted);
+    Node* node = &root_;
+    std::size_t total = 0;
+    while (total < key.size() && node->children.count(key[total])) {
+      node = node->children[key[total]].get();
+      node->full_stamp = ++clock_;
+      if (!node->tomb) node->swa_stamp = ++clock_;
+      const std::size_t common = common_len(node->toks, key, total);
+      if (common < node->toks.size()) node = split(node, common);
+      const auto t = static_cast<Tokens>(total), len = static_cast<Tokens>(common);
+      if (protected_len < t + len && node->tomb) {
+        if (swa_evicted <= t) {
+          untomb(node);
+        } else if (swa_evicted < t + len) {
+          split(node, static_cast<std::size_t>(swa_evicted - t));
+          untomb(node);
+        }
+      }
+      total += common;
+    }
+    const Tokens cached = static_cast<Tokens>(total);
+    const std::size_t tomb_end = swa_evicted > cached ? static_cast<std::size_t>(swa_evicted) : total;
+    for (std::size_t pos = total; pos < key.size();) {
+      std::size_t end = pos + 1;  // one node per run of consecutive names, split at tomb_end
+      while (end < key.size() && key[end].first == key[pos].first && end != tomb_end) ++end;
+      auto n = std::make_unique<Node>();
+      n->toks.assign(key.begin() + static_cast<std::ptrdiff_t>(pos), key.begin() + static_cast<std::ptrdiff_t>(end));
+      n->parent = node;
+      n->tomb = pos < tomb_end;
+      n->created = ++created_;
+      n->full_stamp = ++clock_;
+      if (!n->tomb) n->swa_stamp = ++clock_;
+      Node* raw = n.get();
+      node->children[key[pos]] = std::move(n);
+      node = raw;
+      pos = end;
+    }
+    return cached;
+  }
+
+  Lock lock(Node* node) {
+    Lock l{node, 0};
+    Tokens swa_locked = 0;
+    for (Node* n = node; n != &root_; n = n->parent) {
+      ++n->full_lock;
+      if (swa_locked < window_) {
+        ++n->swa_lock;
+        swa_locked += static_cast<Tokens>(n->toks.size());
+        if (swa_locked >= window_) {
+          if (n->uuid == 0) n->uuid = ++uuid_;
+          l.uuid = n->uuid;
+        }
+      }
+    }
+    return l;
+  }
+  void unlock(const Lock& l) {
+    bool swa = true;
+    for (Node* n = l.node; n != &root_; n = n->parent) {
+      --n->full_lock;
+      if (swa) {
+        --n->swa_lock;
+        if (l.uuid != 0 && n->uuid == l.uuid) swa = false;
+      }
+    }
+  }
+
+  std::pair<Tokens, Tokens> evict(Tokens full_n, Tokens swa_n) {
+    Tokens full = 0, swa = 0;
+    if (full_n > 0) {
+      Node* x = next_after(0, false, true);
+      while (full < full_n && x) {
+        const auto len = static_cast<Tokens>(x->toks.size());
+        full += len;
+        swa += len;
+        Node* next = next_after(x->full_stamp, false, true);
+        Node* last = remove_with_tombstones(x, full);
+        if (last->children.empty()) next = next_after(0, false, true);
+        x = next;
+      }
+    }
+    if (swa < swa_n) {
+      Node* x = next_after(0, true, false);
+      while (swa < swa_n && x) {
+        Node* next = next_after(x->swa_stamp, true, false);
+        swa += static_cast<Tokens>(x->toks.size());
+        if (!x->children.empty()) {
+          x->tomb = true;
+        } else {
+          full += static_cast<Tokens>(x->toks.size());
+          remove_with_tombstones(x, full);
+        }
+        x = next;
+      }
+    }
+    return {full, swa};
+  }
+
+  // What the cache's snapshot() and lru_order() give.
+  std::vector<SwaRadixKvCache::NodeInfo> snapshot() const {
+    std::vector<SwaRadixKvCache::NodeInfo> out;
+    visit([&](const Node& n) {
+      out.push_back({n.created, n.parent->created, static_cast<Tokens>(n.toks.size()), n.full_lock, n.swa_lock, n.tomb});
+    });
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.created < b.created; });
+    return out;
+  }
+  std::vector<std::uint64_t> lru_order(bool swa_list) const {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> s;
+    visit([&](const Node& n) {
+      if (!swa_list || !n.tomb) s.emplace_back(swa_list ? n.swa_stamp : n.full_stamp, n.created);
+    });
+    std::sort(s.begin(), s.end());
+    std::vector<std::uint64_t> out;
+    for (const auto& p : s) out.push_back(p.second);
+    return out;
+  }
+  // Σ tokens: SWA KV (non-tombstones) or full KV; only unlocked (evictable) or all.
+  Tokens sum(bool swa, bool unlocked_only) const {
+    Tokens t = 0;
+    visit([&](const Node& n) {
+      if (swa && n.tomb) return;
+      if (unlocked_only && (swa ? n.swa_lock : n.full_lock) != 0) return;
+      t += static_cast<Tokens>(n.toks.size());
+    });
+    return t;
+  }
+  Tokens request_full() const { return req_full_; }
+  Tokens request_swa() const { return req_swa_; }
+
+ private:
+  template <class F>
+  void visit(F&& f) const {
+    std::vector<const Node*> stack{&root_};
+    while (!stack.empty()) {
+      const Node* n = stack.back();
+      stack.pop_back();
+      if (n != &root_) f(*n);
+      for (const auto& [k, c] : n->children) stack.push_back(c.get());
+    }
+  }
+  static std::size_t common_len(const std::vector<Name>& toks, const std::vector<Name>& key, std::size_t pos) {
+    std::size_t i = 0;
+    while (i < toks.size() && pos + i < key.size() && toks[i] == key[pos + i]) ++i;
+    return i;
+  }
+  Node* split(Node* child, std::size_t at) {
+    auto up = std::make_unique<Node>();
+    Node* u = up.get();
+    Node* parent = child->parent;
+    u->toks.assign(child->toks.begin(), child->toks.begin() + static_cast<std::ptrdiff_t>(at));
+    child->toks.erase(child->toks.begin(), child->toks.begin() + static_cast<std::ptrdiff_t>(at));
+    u->parent = parent;
+    u->full_lock = child->full_lock;
+    u->swa_lock = child->swa_lock;
+    u->uuid = child->uuid;
+    child->uuid = 0;
+    u->tomb = child->tomb;
+    u->created = ++created_;
+    std::unique_ptr<Node> owned = std::move(parent->children[u->toks.front()]);
+    child->parent = u;
+    u->children[child->toks.front()] = std::move(owned);
+    parent->children[u->toks.front()] = std::move(up);
+    u->full_stamp = ++clock_;
+    child->full_stamp = ++clock_;
+    if (!u->tomb) {
+      u->swa_stamp = ++clock_;
+      child->swa_stamp = ++clock_;
+    }
+    return u;
+  }
+  void untomb(Node* n) {
+    n->tomb = false;
+    n->swa_stamp = ++clock_;
+  }
+  void stamp_path(Node* n) {
+    std::vector<Node*> path;
+    for (; n != &root_; n = n->parent) path.push_back(n);
+    for (auto it = path.rbegin(); it != path.rend(); ++it) (*it)->full_stamp = ++clock_;
+    for (auto it = path.rbegin(); it != path.rend(); ++it)
+      if (!(*it)->tomb) (*it)->swa_stamp = ++clock_;
+  }
+  // The least recent node more recent than `after` in the full (or SWA) order that is unlocked in
+  // that pool (and a leaf when `leaf`).
+  Node* next_after(std::uint64_t after, bool swa, bool leaf) {
+    Node* best = nullptr;
+    std::vector<Node*> stack{&root_};
+    while (!stack.empty()) {
+      Node* n = stack.back();
+      stack.pop_back();
+      for (auto& [k, c] : n->children) stack.push_back(c.get());
+      if (n == &root_ || (swa && n->tomb)) continue;
+      const std::uint64_t s = swa ? n->swa_stamp : n->full_stamp;
+      if (s <= after || (swa ? n->swa_lock : n->full_lock) != 0 || (leaf && !n->children.empty())) continue;
+      if (!best || s < (swa ? best->swa_stamp : best->full_stamp)) best = n;
+    }
+    return best;
+  }
+  // Deletes leaf x, then its tombstone ancestors left childless and not full-locked; returns the
+  // last node deleted's parent... as the cache does, the node whose parent decides a restart.
+  Node* remove_with_tombstones(Node* x, Tokens& full) {
+    Node* p = x->parent;
+    const Name k = x->toks.front();
+    p->children.erase(k);
+    Node* last_parent = p;
+    while (p != &root_ && p->tomb && p->children.empty() && p->full_lock == 0) {
+      full += static_cast<Tokens>(p->toks.size());
+      Node* up = p->parent;
+      up->children.erase(p->toks.front());
+      last_parent = up;
+      p = up;
+    }
+    return last_parent;
+  }
+
+  Tokens full_, swa_, window_;
+  Tokens req_full_ = 0, req_swa_ = 0;
+  Node root_;
+  std::uint64_t clock_ = 0, created_ = 0, uuid_ = 1;
+};
+
+struct SwaLive {
+  Req req;
+  bool running = false;
+  Tokens locked = 0;       // tokens of the locked prefix
+  Tokens swa_evicted = 0;  // swa_evicted_seqlen
+  SwaRadixKvCache::Lock lock{};
+  ReferenceSwaRadix::Lock ref_lock{nullptr, 0};
+};
+
+// Requests whose hash ids are prefix hashes: equal ids at a position mean equal tokens before it.
+Req swa_random_request(Rng& rng, RequestId id) {
+  const auto blocks = static_cast<std::size_t>(rng.uniform_int(0, 5));
+  std::vector<std::uint64_t> h;
+  std::uint64_t path = 1;
+  for (std::size_t k = 0; k < blocks; ++k) {
+    path = path * 2 + rng.uniform_int(0, 1);
+    h.push_back(path);
+  }
+  const Tokens prompt = blocks == 0 ? static_cast<Tokens>(rng.uniform_int(1, 30))
+                                    : static_cast<Tokens>(blocks - 1) * 8 + static_cast<Tokens>(rng.uniform_int(1, 12));
+  return Req(id, prompt, h, 8);
+}
+
+}  // namespace
+
+TEST_CASE("SWA radix: eviction frees unlocked leaves, then tombstones, and a match needs the window after a tombstone") {
+  CHECK_THROWS_AS(SwaRadixKvCache(100, 0, 8), InputError);
+  SwaRadixKvCache c(100, 60, 8);
+  // Request A: four 8-token blocks, cached whole and unlocked: nodes a0-a1-a2-a3 in both pools.
+  Req a(1, 32, {10, 11, 12, 13});
+  REQUIRE(c.alloc(32));
+  CHECK_FALSE(c.alloc(29));  // the SWA pool has 28 left
+  CHECK(c.insert(a.kv, 32, 0, 0) == 0);
+  CHECK(c.tree_full_tokens() == 32);
+  CHECK(c.tree_swa_tokens() == 32);
+  CHECK(c.lru_order(false) == std::vector<std::uint64_t>{1, 2, 3, 4});  // least recent first: a0 .. a3
+  // B shares a0 a1: its match (16 tokens) makes that path the most recent, a1 before a0.
+  Req b(2, 24, {10, 11, 20});
+  const auto mb = c.match_prefix(b.kv, 23);
+  CHECK(mb.tokens == 16);
+  CHECK(c.lru_order(false) == std::vector<std::uint64_t>{3, 4, 1, 2});
+  // Its lock: full on a1 and a0, SWA on a1 alone (8 tokens reach the window).
+  const auto lb = c.inc_lock_ref(mb.node);
+  CHECK(lb.swa_uuid == 2);  // gen_swa_uuid's first id
+  CHECK(c.full_protected_size() == 16);
+  CHECK(c.swa_protected_size() == 8);
+  REQUIRE(c.alloc(8));
+  // evict(0, 20), SWA list from its least recent end: a2 is inner -> tombstone (8); a3 is a leaf ->
+  // deleted in both pools (16), and its tombstone parent a2, now a childless leaf, goes too (full
+  // only); a0 is inner and SWA-unlocked -> tombstone (24 >= 20). a1 stays SWA-locked.
+  const auto e = c.evict(0, 20);
+  CHECK(e.swa == 24);
+  CHECK(e.full == 16);
+  CHECK(c.snapshot() == std::vector<SwaRadixKvCache::NodeInfo>{{1, 0, 8, 1, 0, true}, {2, 1, 8, 1, 1, false}});
+  CHECK(c.full_available() == 100 - 8 - 16);
+  CHECK(c.swa_available() == 60 - 8 - 8);
+  // C shares a0 a1 a2: a0 is a tombstone, but a1's 8 tokens after it cover the window: 16 match.
+  Req cq(3, 24, {10, 11, 12});
+  CHECK(c.match_prefix(cq.kv, 23).tokens == 16);
+  // D shares only a0: nothing after the tombstone, so nothing matches.
+  Req d(4, 12, {10});
+  CHECK(c.match_prefix(d.kv, 11).tokens == 0);
+  // B finishes without inserting (a retraction): its slots go back, its lock too.
+  c.free(8, 8);
+  c.dec_lock_ref(lb);
+  CHECK(c.full_protected_size() == 0);
+  CHECK(c.swa_protected_size() == 0);
+  // evict(100, 0): a1 is the only unlocked leaf (both pools); then its tombstone parent a0.
+  const auto all = c.evict(100, 0);
+  CHECK(all.full == 16);
+  CHECK(all.swa == 8);
+  CHECK(c.num_nodes() == 0);
+  CHECK(c.full_available() == 100);
+  CHECK(c.swa_available() == 60);
+  c.check_invariants();
+}
+
+TEST_CASE("SWA radix: insert of tokens whose SWA slots were freed, the three cases for a tombstone") {
+  SwaRadixKvCache c(200, 200, 4);
+  Req a(1, 20);  // 20 tokens unique to request 1
+  // A decoded to 20 tokens and freed the SWA slots of its first 15 (_evict_swa): it holds 20 full
+  // and 5 SWA slots; insert makes [0, 15) a tombstone and [15, 20) a node with SWA KV.
+  REQUIRE(c.alloc(20));
+  c.free_swa(15);
+  CHECK(c.insert(a.kv, 20, 0, 15) == 0);
+  CHECK(c.snapshot() == std::vector<SwaRadixKvCache::NodeInfo>{{1, 0, 15, 0, 0, true}, {2, 1, 5, 0, 0, false}});
+  CHECK(c.tree_full_tokens() == 20);
+  CHECK(c.tree_swa_tokens() == 5);
+  // The same tokens again (a retracted request back): the tombstone, then 4 tokens with SWA KV
+  // reach the window of 4: 19 match (the node is split at 19).
+  CHECK(c.match_prefix(a.kv, 19).tokens == 19);
+  // Case 3: a copy that lost its SWA KV up to 16 finds [0, 15) a tombstone: nothing changes, all of
+  // its slots go back (20 full, 4 SWA).
+  REQUIRE(c.alloc(20));
+  c.free_swa(16);
+  CHECK(c.insert(a.kv, 20, 0, 16) == 20);
+  CHECK(c.tree_swa_tokens() == 5);
+  CHECK(c.request_full_tokens() == 0);
+  CHECK(c.request_swa_tokens() == 0);
+  // Case 2: a copy that lost its SWA KV up to 8: the tombstone is split at 8, [8, 15) takes the
+  // copy's KV (its old full KV is freed), [0, 8) stays a tombstone.
+  REQUIRE(c.alloc(20));
+  c.free_swa(8);
+  CHECK(c.insert(a.kv, 20, 0, 8) == 20);
+  CHECK(c.tree_swa_tokens() == 12);
+  CHECK(c.snapshot() == std::vector<SwaRadixKvCache::NodeInfo>{{1, 4, 7, 0, 0, false},
+                                                               {2, 3, 1, 0, 0, false},
+                                                               {3, 1, 4, 0, 0, false},
+                                                               {4, 0, 8, 0, 0, true}});
+  // Case 1: a copy with all its SWA KV: the last tombstone takes it.
+  REQUIRE(c.alloc(20));
+  CHECK(c.insert(a.kv, 20, 0, 0) == 20);
+  CHECK(c.tree_swa_tokens() == 20);
+  CHECK(c.full_available() == 180);
+  CHECK(c.swa_available() == 180);
+  c.check_invariants();
+}
+
+TEST_CASE("SWA radix: the SWA lock stops at the window, a split hands the stop mark to the upper node") {
+  SwaRadixKvCache c(100, 100, 10);
+  Req a(1, 32, {10, 11, 12, 13});
+  REQUIRE(c.alloc(32));
+  c.insert(a.kv, 32, 0, 0);
+  const auto m = c.match_prefix(a.kv, 32);
+  REQUIRE(m.tokens == 32);
+  const auto lock = c.inc_lock_ref(m.node);  // SWA on a3 and a2 (16 >= 10), full on all four
+  CHECK(c.full_protected_size() == 32);
+  CHECK(c.swa_protected_size() == 16);
+  // A 20-token request sharing a0 a1 and 4 tokens of a2 splits a2 at 3 (its match stops at 19).
+  Req b(2, 20, {10, 11, 12});
+  CHECK(c.match_prefix(b.kv, 19).tokens == 19);
+  CHECK(c.snapshot() == std::vector<SwaRadixKvCache::NodeInfo>{{1, 0, 8, 1, 0, false},
+                                                               {2, 1, 8, 1, 0, false},
+                                                               {3, 5, 5, 1, 1, false},
+                                                               {4, 3, 8, 1, 1, false},
+                                                               {5, 2, 3, 1, 1, false}});
+  c.dec_lock_ref(lock);  // stops at the upper half of a2, which carries the mark now
+  CHECK(c.full_protected_size() == 0);
+  CHECK(c.swa_protected_size() == 0);
+  c.check_invariants();
+}
+
+TEST_CASE("SWA radix: 8,000 random operations match the reference model") {
+  constexpr Tokens kFull = 300, kSwa = 180, kWindow = 12;
+  SwaRadixKvCache cache(kFull, kSwa, kWindow);
+  ReferenceSwaRadix ref(kFull, kSwa, kWindow);
+  Rng rng(2026);
+  std::map<RequestId, SwaLive> live;
+  RequestId next_id = 0;
+  std::uint64_t admitted = 0, finished = 0, hits = 0, swa_freed = 0;
+
+  auto evict_both = [&](Tokens full, Tokens swa) {
+    const auto e = cache.evict(full, swa);
+    const auto r = ref.evict(full, swa);
+    REQUIRE(e.full == r.first);
+    REQUIRE(e.swa == r.second);
+  };
+  auto make_room = [&](Tokens need) {  // evict_from_tree_cache: each pool's shortfall
+    const Tokens f = cache.full_available(), w = cache.swa_available();
+    if (f < need || w < need) evict_both(std::max<Tokens>(0, need - f), std::max<Tokens>(0, need - w));
+  };
+  auto own_full = [](const SwaLive& l) { return l.req.kv.num_tokens - l.locked; };
+  auto own_swa = [](const SwaLive& l) { return l.req.kv.num_tokens - std::max(l.locked, l.swa_evicted); };
+  auto release = [&](std::map<RequestId, SwaLive>::iterator it) {  // retract: slots back, unlock
+    SwaLive& l = it->second;
+    cache.free(own_full(l), own_swa(l));
+    ref.free(own_full(l), own_swa(l));
+    cache.dec_lock_ref(l.lock);
+    ref.unlock(l.ref_lock);
+    l = SwaLive{swa_random_request(rng, it->first)};
+  };
+
+  for (int step = 0; step < 8'000; ++step) {
+    const double u = rng.uniform();
+    auto pick = [&](bool running) -> std::map<RequestId, SwaLive>::iterator {
+      std::vector<RequestId> ids;
+      for (const auto& [id, l] : live)
+        if (l.running == running) ids.push_back(id);
+      if (ids.empty()) return live.end();
+      return live.find(ids[rng.uniform_int(0, ids.size() - 1)]);
+    };
+    if (u < 0.12 || live.empty()) {
+      live.emplace(next_id, SwaLive{swa_random_request(rng, next_id)});
+      ++next_id;
+    } else if (u < 0.34) {  // admit: match, lock, allocate the rest
+      auto it = pick(false);
+      if (it == live.end()) continue;
+      SwaLive& l = it->second;
+      const auto m = cache.match_prefix(l.req.kv, l.req.kv.num_tokens - 1);
+      const auto rm = ref.match(l.req.kv, l.req.kv.num_tokens - 1);
+      REQUIRE(m.tokens == rm.first);
+      hits += m.tokens > 0;
+      l.lock = cache.inc_lock_ref(m.node);
+      l.ref_lock = ref.lock(rm.second);
+      REQUIRE(l.lock.swa_uuid == l.ref_lock.uuid);
+      const Tokens need = l.req.kv.num_tokens - m.tokens;
+      make_room(need);
+      const bool ok = cache.alloc(need);
+      REQUIRE(ok == ref.alloc(need));
+      if (!ok) {
+        cache.dec_lock_ref(l.lock);
+        ref.unlock(l.ref_lock);
+        continue;
+      }
+      l.running = true;
+      l.locked = m.tokens;
+      l.swa_evicted = 0;
+      ++admitted;
+    } else if (u < 0.66) {  // decode a token; every few, _evict_swa's window rule
+      auto it = pick(true);
+      if (it == live.end()) continue;
+      SwaLive& l = it->second;
+      make_room(1);
+      const bool ok = cache.alloc(1);
+      REQUIRE(ok == ref.alloc(1));
+      if (!ok) {
+        release(it);
+        continue;
+      }
+      ++l.req.kv.num_tokens;
+      if (rng.bernoulli(0.3)) {
+        l.swa_evicted = std::max(l.swa_evicted, l.locked);
+        const Tokens target = std::max(l.swa_evicted, l.req.kv.num_tokens - 1 - kWindow);
+        cache.free_swa(target - l.swa_evicted);
+        ref.free(0, target - l.swa_evicted);
+        swa_freed += static_cast<std::uint64_t>(target - l.swa_evicted);
+        l.swa_evicted = target;
+      }
+    } else if (u < 0.74) {  // cache_unfinished_req (before any SWA slot was freed): insert, match, relock
+      auto it = pick(true);
+      if (it == live.end() || it->second.swa_evicted > it->second.locked) continue;
+      SwaLive& l = it->second;
+      const Tokens n = l.req.kv.num_tokens;
+      REQUIRE(cache.insert(l.req.kv, n, l.locked, 0) == ref.insert(l.req.kv, n, l.locked, 0));
+      const auto m = cache.match_prefix(l.req.kv, n);
+      const auto rm = ref.match(l.req.kv, n);
+      REQUIRE(m.tokens == n);
+      REQUIRE(rm.first == n);
+      cache.dec_lock_ref(l.lock);
+      ref.unlock(l.ref_lock);
+      l.lock = cache.inc_lock_ref(m.node);
+      l.ref_lock = ref.lock(rm.second);
+      l.locked = n;
+    } else if (u < 0.88) {  // cache_finished_req: insert with swa_evicted_seqlen, unlock
+      auto it = pick(true);
+      if (it == live.end()) continue;
+      SwaLive& l = it->second;
+      const Tokens n = l.req.kv.num_tokens;
+      REQUIRE(cache.insert(l.req.kv, n, l.locked, l.swa_evicted) == ref.insert(l.req.kv, n, l.locked, l.swa_evicted));
+      cache.dec_lock_ref(l.lock);
+      ref.unlock(l.ref_lock);
+      live.erase(it);
+      ++finished;
+    } else if (u < 0.93) {
+      auto it = pick(true);
+      if (it != live.end()) release(it);
+    } else {
+      evict_both(static_cast<Tokens>(rng.uniform_int(0, 30)), static_cast<Tokens>(rng.uniform_int(0, 40)));
+    }
+    cache.check_invariants();
+    REQUIRE(cache.full_available() == ref.full_available());
+    REQUIRE(cache.swa_available() == ref.swa_available());
+    REQUIRE(cache.full_evictable_size() == ref.sum(false, true));
+    REQUIRE(cache.swa_evictable_size() == ref.sum(true, true));
+    REQUIRE(cache.request_full_tokens() == ref.request_full());
+    REQUIRE(cache.request_swa_tokens() == ref.request_swa());
+    Tokens full = 0, swa = 0;
+    for (const auto& [id, l] : live)
+      if (l.running) full += own_full(l), swa += own_swa(l);
+    REQUIRE(cache.request_full_tokens() == full);
+    REQUIRE(cache.request_swa_tokens() == swa);
+    REQUIRE(cache.snapshot() == ref.snapshot());
+    REQUIRE(cache.lru_order(false) == ref.lru_order(false));
+    REQUIRE(cache.lru_order(true) == ref.lru_order(true));
+  }
+  CHECK(admitted > 400);
+  CHECK(finished > 200);
+  CHECK(hits > 100);
+  CHECK(swa_freed > 400);
+  CHECK(cache.counters().tombstoned_nodes > 40);
+  CHECK(cache.counters().evicted_nodes > 200);
+}
+
+TEST_CASE("SWA radix: a warm cache allocates nothing") {
+  SwaRadixKvCache cache(400, 250, 16);
+  std::vector<Req> pattern;
+  for (RequestId id = 0; id < 24; ++id)
+    pattern.emplace_back(id, static_cast<Tokens>(10 + 13 * id % 50), std::vector<std::uint64_t>{id % 3, 10 + id % 4}, 16);
+  struct State {
+    bool running = false;
+    SwaRadixKvCache::Lock lock;
+    Tokens locked = 0;
+    Tokens swa_evicted = 0;
+  };
+  std::vector<State> state(pattern.size());
+  auto run = [&](int steps) {
+    for (int t = 0; t < steps; ++t) {
+      const std::size_t i = static_cast<std::size_t>(t * 5) % pattern.size();
+      KvRequest& kv = pattern[i].kv;
+      State& s = state[i];
+      if (s.running) {  // finish: out-of-window SWA freed, everything into the tree
+        const Tokens target = std::max(s.locked, kv.num_tokens - 1 - 16);
+        if (target > s.locked) cache.free_swa(target - s.locked);
+        cache.insert(kv, kv.num_tokens, s.locked, std::max(target, s.locked));
+        cache.dec_lock_ref(s.lock);
+        s = State{};
+        continue;
+      }
+      kv.num_tokens = kv.prompt_tokens + t % 40;
+      const auto m = cache.match_prefix(kv, kv.num_tokens - 1);
+      const auto lock = cache.inc_lock_ref(m.node);
+      const Tokens need = kv.num_tokens - m.tokens;
+      const Tokens f = cache.full_available(), w = cache.swa_available();
+      if (f < need || w < need) cache.evict(std::max<Tokens>(0, need - f), std::max<Tokens>(0, need - w));
+      if (!cache.alloc(need)) {
+        cache.dec_lock_ref(lock);
+        continue;
+      }
+      s = State{true, lock, m.tokens, 0};
+    }
+  };
+  run(50'000);  // warm-up: nodes and the child index reach their high-water marks
+  const std::size_t before = headroom::test::heap_allocations();
+  run(50'000);
+  CHECK(headroom::test::heap_allocations() == before);
+  CHECK(cache.counters().tombstoned_nodes > 100);
   cache.check_invariants();
 }

@@ -1,8 +1,8 @@
 // SGLang's SWA KV pool for gpt-oss and Llama 4 (docs/serving-memory-model.md §2.2):
 // set_num_tokens_hybrid_swa's split, SWAKVPool's tensors and index map, FA3's graph metadata (with
 // Llama 4's local-attention tables), the attention backend SGLang picks for these models, and the
-// scheduler's two pools (admission against both, SWA slots freed as they leave the window,
-// ChunkCache), with invariants after every step.
+// scheduler's two pools (admission against both, SWA slots freed as they leave the window), with
+// the ChunkCache and with SWARadixCache (sgl-project/sglang @99fab2ce6), invariants after every step.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -23,14 +23,15 @@ using headroom::engine::test::on;
 
 namespace {
 
-SglangSchedulerLimits swa_limits(Tokens full, Tokens swa, Tokens window, std::int64_t chunk = 8192) {
+SglangSchedulerLimits swa_limits(Tokens full, Tokens swa, Tokens window, std::int64_t chunk = 8192,
+                                 bool radix = false) {
   SglangSchedulerLimits l;
   l.kv_capacity = full;
   l.chunked_prefill_size = chunk;
   l.max_prefill_tokens = 16384;
   l.max_running_requests = 1000;
   l.context_length = 1 << 20;
-  l.disable_radix_cache = true;
+  l.disable_radix_cache = !radix;
   l.swa_capacity = swa;
   l.sliding_window = window;
   return l;
@@ -109,11 +110,20 @@ TEST_CASE("SGLang Llama-4-Scout at TP 4 on an H100, context 32,768: 36 chunked l
   CHECK(r.bytes.workspaces == 201611276 + 3 * 508);
 }
 
-TEST_CASE("SGLang Llama 4: the radix cache on the SWA pool and non-Hopper GPUs are errors, one pool without the pool split") {
+TEST_CASE("SGLang Llama 4: SWARadixCache by default, version 0.4 with it and non-Hopper GPUs are errors, one pool without the pool split") {
   const char* scout = "Llama-4-Scout-17B-16E-Instruct";
+  // The default flags: SWARadixCache on the two pools (current); version 0.4 predates it.
   SglangConfig radix;
-  CHECK_THROWS_WITH(resolve(radix, on("h100-sxm-80gb", scout, 4)),
-                    Catch::Contains("'Llama-4-Scout-17B-16E-Instruct' (llama4) uses SGLang's SWA KV pool"));
+  radix.context_length = 32768;
+  StartupResult with_radix = sglang_startup(on("h100-sxm-80gb", scout, 4), radix);
+  INFO(with_radix.failure);
+  REQUIRE(with_radix.ok);
+  CHECK(with_radix.kv_tokens == 358621);
+  SglangConfig old;
+  old.version = SglangVersion::v0_4;
+  CHECK_THROWS_WITH(resolve(old, on("h100-sxm-80gb", scout, 4)),
+                    Catch::Contains("'Llama-4-Scout-17B-16E-Instruct' (llama4) uses SGLang's SWA KV pool, whose prefix "
+                                    "cache (SWARadixCache, PR #7367, v0.4.9.post2) is modelled only for version current"));
   SglangConfig a100 = chunk_cache();
   CHECK_THROWS_WITH(resolve(a100, on("a100-80gb", scout, 4)),
                     Catch::Contains("(llama4) runs on triton here, which is not modelled; SGLang serves Llama 4 on fa3, "
@@ -151,7 +161,7 @@ TEST_CASE("SGLang gpt-oss-20b on an H100 with --disable-radix-cache: fa3, 1.11x 
   // --max-total-tokens caps the tokens before the split: the setting that gives this pool.
   CHECK_THAT(engine_traits(model::Engine::sglang).capacity_setting(r),
              Catch::StartsWith("--max-total-tokens 1153296 (") && Catch::Contains("1281440 full and 1025152 SWA"));
-  CHECK(f.sliding_window == 128);
+  CHECK(f.sliding_window == 127);  // gpt_oss.py get_attention_sliding_window_size: sliding_window - 1
   CHECK(f.full_layers == 12);
   CHECK(f.swa_layers == 12);
   // The request pool is sized before the split, from the profiled tokens (§2.3).
@@ -171,10 +181,16 @@ TEST_CASE("SGLang gpt-oss-20b on an H100 with --disable-radix-cache: fa3, 1.11x 
   CHECK(r.bytes.workspaces >= 2 * 134217728 + 1048576);
 }
 
-TEST_CASE("SGLang gpt-oss: the radix cache on the SWA pool, non-Hopper GPUs and flashinfer are errors") {
-  SglangConfig radix;
-  CHECK_THROWS_WITH(resolve(radix, on("h100-sxm-80gb", "gpt-oss-20b")),
-                    Catch::Contains("pass --disable-radix-cache (disable_radix_cache: true) for its ChunkCache"));
+TEST_CASE("SGLang gpt-oss: the default flags run SWARadixCache, version 0.4 with it, non-Hopper GPUs and flashinfer are errors") {
+  SglangConfig radix;  // the default flags: the SWA pool with SWARadixCache, as with --disable-radix-cache
+  StartupResult r = sglang_startup(on("h100-sxm-80gb", "gpt-oss-20b"), radix);
+  REQUIRE(r.ok);
+  CHECK(r.kv_tokens == 1281440);
+  CHECK(std::get<SglangFigures>(r.figures).swa_tokens == 1025152);
+  SglangConfig old;
+  old.version = SglangVersion::v0_4;
+  CHECK_THROWS_WITH(resolve(old, on("h100-sxm-80gb", "gpt-oss-20b")),
+                    Catch::Contains("SGLang 0.4 (v0.4.6) predates it: pass --disable-radix-cache"));
   SglangConfig a100 = chunk_cache();
   CHECK_THROWS_WITH(resolve(a100, on("a100-80gb", "gpt-oss-20b")),
                     Catch::Contains("runs on triton here, which is not modelled"));
@@ -209,49 +225,53 @@ TEST_CASE("SGLang SWA scheduler: decode frees the SWA slots that left the window
   CHECK(h.sched.swa_slots_of(id) == 30);
   h.step();  // decode 1 (decode_batch_idx 0): no eviction, one more slot
   CHECK(h.sched.swa_slots_of(id) == 31);
-  // decode 2 (decode_batch_idx 1): tokens before 31 - 8 - 1 = 22 give their SWA slots back.
+  // decode 2 (decode_batch_idx 1): tokens before 31 - 8 = 23 give their SWA slots back.
   h.step();
-  CHECK(h.sched.swa_slots_of(id) == 31 - 22 + 1);
-  CHECK(h.sched.cache().request_tokens() == 32);  // the full pool keeps every token
-  for (int k = 0; k < 7; ++k) h.step();         // decode_batch_idx 2..8: no eviction
-  CHECK(h.sched.swa_slots_of(id) == 17);
-  h.step();  // decode_batch_idx 9: before 39 - 9 = 30
-  CHECK(h.sched.swa_slots_of(id) == 39 - 30 + 1);
+  CHECK(h.sched.swa_slots_of(id) == 31 - 23 + 1);
+  CHECK(h.sched.swa_cache().request_full_tokens() == 32);  // the full pool keeps every token
+  for (int k = 0; k < 7; ++k) h.step();                    // decode_batch_idx 2..8: no eviction
+  CHECK(h.sched.swa_slots_of(id) == 16);
+  h.step();  // decode_batch_idx 9: before 39 - 8 = 31
+  CHECK(h.sched.swa_slots_of(id) == 39 - 31 + 1);
   while (h.sched.has_work()) h.step();
   CHECK(h.sched.swa_used() == 0);  // ChunkCache: a finished request frees both pools
-  CHECK(h.sched.cache().request_tokens() == 0);
-  CHECK(h.sched.cache().cached_tokens() == 0);
+  CHECK(h.sched.swa_cache().request_full_tokens() == 0);
+  CHECK(h.sched.swa_cache().tree_full_tokens() == 0);
 }
 
-TEST_CASE("SGLang SWA scheduler: admission stops at the SWA budget, max(extend, window) + page per request") {
-  // SWA pool 300, window 64: each 100-token prompt reserves 101; the third would leave 300 - 202 =
-  // 98 <= 101 and waits although the full pool has room.
+TEST_CASE("SGLang SWA scheduler: admission counts the smaller pool's free and evictable slots") {
+  // rem_total_tokens = min(full free + evictable, SWA free + evictable) less the batch's
+  // reservations: SWA pool 300, each request 100 + 10; the third sees 300 - 220 = 80 <= 110 and
+  // waits although the full pool has room.
   SwaHarness h(swa_limits(100000, 300, 64));
   for (int i = 0; i < 3; ++i) h.add(100, 10);
   h.step();
   CHECK(h.plan.scheduled.size() == 2);
   CHECK(h.sched.waiting() == 1);
   CHECK(h.sched.batch_is_full());
-  // A prompt under the window still reserves the window: 64 + 1.
-  SwaHarness small(swa_limits(100000, 200, 64));
+  // The window reserves nothing: 10 + 5 each, the third sees 40 - 30 = 10 <= 15.
+  SwaHarness small(swa_limits(100000, 40, 64));
   for (int i = 0; i < 4; ++i) small.add(10, 5);
   small.step();
-  CHECK(small.plan.scheduled.size() == 3);  // 3 × 65 = 195; the 4th sees 200 - 195 = 5
+  CHECK(small.plan.scheduled.size() == 2);
 }
 
 TEST_CASE("SGLang SWA scheduler: a long chunked prompt holds only about a window of SWA slots between chunks") {
-  SwaHarness h(swa_limits(100000, 2000, 128, 512));
+  // The SWA pool must hold the whole request (2,000 + 4 < 2,100): admission counts its prompt
+  // against the smaller pool although the window frees most of it between chunks.
+  SwaHarness h(swa_limits(100000, 2100, 128, 512));
   const auto id = h.add(2000, 4);
   h.step();  // chunk 1: 512 tokens
   CHECK(h.sched.swa_slots_of(id) == 512);
-  h.step();  // chunk 2: tokens before 512 - 128 - 1 = 383 freed, 512 more
-  CHECK(h.sched.swa_slots_of(id) == 512 - 383 + 512);
+  h.step();  // chunk 2: tokens before 512 - 128 = 384 freed, 512 more
+  CHECK(h.sched.swa_slots_of(id) == 512 - 384 + 512);
   while (h.sched.has_work()) h.step();
   CHECK(h.sched.swa_used() == 0);
 }
 
 TEST_CASE("SGLang SWA scheduler: seeded mixed load keeps both pools' invariants, retraction frees SWA slots") {
-  SwaHarness h(swa_limits(3000, 900, 32, 256));
+  // Every request fits the SWA pool whole (prompt + max_new < 1,200): admission counts both.
+  SwaHarness h(swa_limits(3000, 1200, 32, 256));
   std::uint64_t seed = 12345;
   auto next = [&seed](std::uint64_t n) {
     seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -261,7 +281,8 @@ TEST_CASE("SGLang SWA scheduler: seeded mixed load keeps both pools' invariants,
     h.add(static_cast<Tokens>(20 + next(700)), static_cast<Tokens>(1 + next(400)));
     for (int k = 0; k < 3; ++k) h.step();  // invariants after every call (harness)
   }
-  while (h.sched.has_work()) h.step();
+  for (int k = 0; k < 100000 && h.sched.has_work(); ++k) h.step();
+  CHECK_FALSE(h.sched.has_work());
   CHECK(h.sched.swa_used() == 0);
   CHECK(h.sched.counters().preemptions > 0);
 }
@@ -283,13 +304,100 @@ TEST_CASE("SGLang SWA scheduler: a warm decode loop with SWA evictions allocates
   }
   CHECK(headroom::test::heap_allocations() == before);
   h.sched.check_invariants();
-  CHECK(h.sched.swa_used() < 8 * (2 * 16 + 2));  // at most two windows and a page each
+  CHECK(h.sched.swa_used() <= 8 * (2 * 16 + 1));  // at most two windows and a token each
 }
 
-TEST_CASE("SGLang SWA scheduler: the radix cache on an SWA pool is refused") {
-  SglangSchedulerLimits l = swa_limits(1000, 500, 8);
-  l.disable_radix_cache = false;
-  CHECK_THROWS_AS(SglangScheduler(l), InputError);
+TEST_CASE("SGLang SWA radix: SWA pressure tombstones a cached prefix, and a match needs the window after a tombstone") {
+  // Window 64, 512-token hash blocks. A (blocks 1 2 3, 1,100 tokens) finishes: the tree holds its
+  // 1,101 tokens in both pools, unlocked; in the LRU lists block 1 is least recent, then block 2.
+  SwaHarness h(swa_limits(10000, 1500, 64, 8192, true));
+  h.add(1100, 2, {1, 2, 3});
+  while (h.sched.has_work()) h.step();
+  const SwaRadixKvCache& c = h.sched.swa_cache();
+  CHECK(c.tree_full_tokens() == 1101);
+  CHECK(c.tree_swa_tokens() == 1101);
+  // C (1,000 unique tokens) is admitted against min(full, SWA free + evictable) = 1,500; its
+  // allocation evicts the SWA shortfall (1,000 - 399) from the SWA list's least recent end:
+  // blocks 1 and 2 are inner nodes, so they are tombstoned (1,024 SWA tokens), their full KV kept.
+  h.add(1000, 2);
+  h.step();
+  CHECK(c.counters().tombstoned_nodes == 2);
+  CHECK(c.counters().evicted_swa_tokens == 1024);
+  CHECK(c.tree_full_tokens() == 1101 + 1000);
+  CHECK(c.tree_swa_tokens() == 77 + 1000);
+  // D repeats A: blocks 1 and 2 are tombstones, but 75 tokens of block 3 after them cover the
+  // window: 1,099 tokens match. E shares only blocks 1 and 2: nothing after the tombstones matches.
+  const auto d = h.add(1100, 2, {1, 2, 3});
+  const auto e = h.add(1030, 2, {1, 2});
+  while (h.sched.has_work()) h.step();
+  CHECK(h.r(d).cached_tokens == 1099);
+  CHECK(h.r(e).cached_tokens == 0);
+}
+
+TEST_CASE("SGLang SWA radix: a decoding request frees its SWA slots past the window, its tail joins as a tombstone") {
+  SwaHarness h(swa_limits(10000, 1000, 8, 8192, true));
+  const auto id = h.add(30, 20);
+  h.step();  // prefill: the 30 prompt tokens join the tree, locked (SWA too: 30 >= 8)
+  const SwaRadixKvCache& c = h.sched.swa_cache();
+  CHECK(c.tree_full_tokens() == 30);
+  CHECK(c.swa_protected_size() == 30);
+  CHECK(h.sched.swa_slots_of(id) == 0);
+  // _evict_swa from the locked prefix on, every 8 decode steps (decode_batch_idx 1, 9, 17):
+  // before max(30, 31 - 8), before 39 - 8 = 31, before 47 - 8 = 39.
+  for (int k = 0; k < 17; ++k) h.step();  // decode_batch_idx 0..16
+  CHECK(h.sched.swa_slots_of(id) == 47 - 31);
+  h.step();  // decode_batch_idx 17
+  CHECK(h.sched.swa_slots_of(id) == 48 - 39);
+  while (h.sched.has_work()) h.step();
+  // 49 tokens with KV: [30, 39) lost their SWA slots and join as a tombstone, [39, 49) with them.
+  CHECK(c.snapshot() == std::vector<SwaRadixKvCache::NodeInfo>{{1, 0, 30, 0, 0, false},
+                                                               {2, 1, 9, 0, 0, true},
+                                                               {3, 2, 10, 0, 0, false}});
+  CHECK(c.tree_swa_tokens() == 40);
+  CHECK(c.swa_available() == 1000 - 40);
+  CHECK(c.full_available() == 10000 - 49);
+}
+
+TEST_CASE("SGLang SWA radix: seeded mixed load with shared prefixes keeps both pools' invariants") {
+  SwaHarness h(swa_limits(2500, 1500, 32, 256, true));  // prompt + max_new < 1,500 for every request
+  std::uint64_t seed = 777;
+  auto next = [&seed](std::uint64_t n) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (seed >> 33) % n;
+  };
+  for (int i = 0; i < 60; ++i) {
+    const std::uint64_t doc = next(4);
+    std::vector<std::uint64_t> hashes;
+    for (std::uint64_t k = 0; k < 1 + next(2); ++k) hashes.push_back(doc * 10 + k);
+    h.add(static_cast<Tokens>(400 + next(500)), static_cast<Tokens>(1 + next(500)), hashes);
+    for (int k = 0; k < 3; ++k) h.step();  // invariants after every call (harness)
+  }
+  for (int k = 0; k < 100000 && h.sched.has_work(); ++k) h.step();
+  CHECK_FALSE(h.sched.has_work());
+  CHECK(h.sched.swa_used() == 0);
+  CHECK(h.sched.counters().preemptions > 0);
+  CHECK(h.sched.counters().prefix_hit_tokens > 0);
+  CHECK(h.sched.swa_cache().counters().tombstoned_nodes > 0);
+}
+
+TEST_CASE("SGLang SWA radix: a warm decode loop with SWA evictions allocates nothing") {
+  SwaHarness h(swa_limits(100000, 20000, 16, 8192, true));
+  for (int i = 0; i < 8; ++i) h.add(40 + i, 5000);
+  for (int k = 0; k < 200; ++k) h.step();
+  StepPlan plan;
+  std::vector<std::uint64_t> finished;
+  finished.reserve(16);
+  h.sched.schedule(0, plan);
+  h.sched.complete_step(plan, 0, finished);
+  const std::size_t before = headroom::test::heap_allocations();
+  for (int k = 0; k < 500; ++k) {
+    plan.clear();
+    h.sched.schedule(0, plan);
+    h.sched.complete_step(plan, 0, finished);
+  }
+  CHECK(headroom::test::heap_allocations() == before);
+  h.sched.check_invariants();
+  CHECK(h.sched.swa_used() <= 8 * (2 * 16 + 1));
 }
 
 TEST_CASE("SGLang --disable-radix-cache (ChunkCache): no prefix reuse, every slot freed when a request ends") {
