@@ -245,6 +245,16 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
     // aiter, triton, ascend, trtllm_mha or intel_xpu. Of those only fa3's buffers are modelled.
     const bool llama4 = d.model.architecture == model::Architecture::llama4;
     const std::string_view arch = model::architecture_name(d.model.architecture);
+    // The SWA pool, SWARadixCache (PR #7367, v0.4.9.post2) and gpt-oss all came after v0.4.6; the SWA
+    // rules are modelled at sgl-project/sglang main @ 99fab2ce6 (§2.2), and how v0.4.6 kept Llama 4's
+    // local-attention layers is not.
+    if (c.version == SglangVersion::v0_4)
+      throw EngineConfigError(
+          "version",
+          fmt::format("sglang: model '{}' ({}) on SGLang 0.4 (v0.4.6) is not modelled: that release predates "
+                      "SWARadixCache (PR #7367, v0.4.9.post2) and the SWA KV pool headroom models for version "
+                      "current (sgl-project/sglang @ 99fab2ce6); use version current",
+                      d.model.name, arch));
     const int major = d.gpu.compute_capability_major();
     if (!c.attention_backend && d.gpu.vendor != "amd" && major == 9) {
       c.attention_backend = SglangAttentionBackend::fa3;
@@ -272,16 +282,6 @@ std::vector<FilledDefault> resolve(SglangConfig& c, const Deployment& d) {
       throw EngineConfigError("swa_full_tokens_ratio",
                               fmt::format("sglang swa_full_tokens_ratio: expected a value above 0, got {}",
                                           c.swa_full_tokens_ratio));
-    // SWARadixCache is modelled at sgl-project/sglang main @ 99fab2ce6 (the current line, §2.2); it
-    // came with PR #7367 (v0.4.9.post2), after the 0.4 line's v0.4.6.
-    if (!c.disable_hybrid_swa_memory && !c.disable_radix_cache && c.version == SglangVersion::v0_4)
-      throw EngineConfigError(
-          "disable_radix_cache",
-          fmt::format("sglang: model '{}' ({}) uses SGLang's SWA KV pool, whose prefix cache (SWARadixCache, PR "
-                      "#7367, v0.4.9.post2) is modelled only for version current; SGLang 0.4 (v0.4.6) predates "
-                      "it: pass --disable-radix-cache (disable_radix_cache: true) for its ChunkCache, "
-                      "--disable-hybrid-swa-memory for one pool over every layer, or use version current",
-                      d.model.name, arch));
     if (!c.disable_hybrid_swa_memory && d.parallel.pp > 1)
       throw EngineConfigError("kind", fmt::format("sglang: the SWA KV pool with pipeline parallelism (pp {}) is not "
                                                   "modelled; use pp 1 or --disable-hybrid-swa-memory",

@@ -112,7 +112,7 @@ TEST_CASE("SGLang Llama-4-Scout at TP 4 on an H100, context 32,768: 36 chunked l
 
 TEST_CASE("SGLang Llama 4: SWARadixCache by default, version 0.4 with it and non-Hopper GPUs are errors, one pool without the pool split") {
   const char* scout = "Llama-4-Scout-17B-16E-Instruct";
-  // The default flags: SWARadixCache on the two pools (current); version 0.4 predates it.
+  // The default flags: SWARadixCache on the two pools (current); version 0.4 predates the pool and the cache.
   SglangConfig radix;
   radix.context_length = 32768;
   StartupResult with_radix = sglang_startup(on("h100-sxm-80gb", scout, 4), radix);
@@ -122,8 +122,10 @@ TEST_CASE("SGLang Llama 4: SWARadixCache by default, version 0.4 with it and non
   SglangConfig old;
   old.version = SglangVersion::v0_4;
   CHECK_THROWS_WITH(resolve(old, on("h100-sxm-80gb", scout, 4)),
-                    Catch::Contains("'Llama-4-Scout-17B-16E-Instruct' (llama4) uses SGLang's SWA KV pool, whose prefix "
-                                    "cache (SWARadixCache, PR #7367, v0.4.9.post2) is modelled only for version current"));
+                    Catch::Contains("'Llama-4-Scout-17B-16E-Instruct' (llama4) on SGLang 0.4 (v0.4.6) is not modelled: "
+                                    "that release predates SWARadixCache (PR #7367, v0.4.9.post2) and the SWA KV pool"));
+  old.disable_radix_cache = true;  // no flag makes v0.4.6 a model of the SWA pool
+  CHECK_THROWS_WITH(resolve(old, on("h100-sxm-80gb", scout, 4)), Catch::Contains("on SGLang 0.4 (v0.4.6) is not modelled"));
   SglangConfig a100 = chunk_cache();
   CHECK_THROWS_WITH(resolve(a100, on("a100-80gb", scout, 4)),
                     Catch::Contains("(llama4) runs on triton here, which is not modelled; SGLang serves Llama 4 on fa3, "
@@ -190,7 +192,9 @@ TEST_CASE("SGLang gpt-oss: the default flags run SWARadixCache, version 0.4 with
   SglangConfig old;
   old.version = SglangVersion::v0_4;
   CHECK_THROWS_WITH(resolve(old, on("h100-sxm-80gb", "gpt-oss-20b")),
-                    Catch::Contains("SGLang 0.4 (v0.4.6) predates it: pass --disable-radix-cache"));
+                    Catch::Contains("'gpt-oss-20b' (gpt_oss) on SGLang 0.4 (v0.4.6) is not modelled"));
+  old.disable_hybrid_swa_memory = true;
+  CHECK_THROWS_WITH(resolve(old, on("h100-sxm-80gb", "gpt-oss-20b")), Catch::Contains("use version current"));
   SglangConfig a100 = chunk_cache();
   CHECK_THROWS_WITH(resolve(a100, on("a100-80gb", "gpt-oss-20b")),
                     Catch::Contains("runs on triton here, which is not modelled"));
