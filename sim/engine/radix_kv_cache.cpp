@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/core/error.hpp"
+#include "sim/engine/tree_nodes.hpp"
 
 namespace headroom::engine {
 
@@ -48,14 +49,7 @@ void RadixKvCache::free(Tokens n) {
 RadixKvCache::NodeId RadixKvCache::new_node(NodeId parent, std::uint64_t base, Tokens offset, Tokens len) {
   const std::uint64_t key = child_key(base, offset);
   if (find_child(parent, key) != kNone) broken("two children under one key (a 64-bit name collision)");
-  NodeId id;
-  if (!spare_nodes_.empty()) {
-    id = spare_nodes_.back();
-    spare_nodes_.pop_back();
-  } else {
-    id = static_cast<NodeId>(nodes_.size());
-    nodes_.emplace_back();
-  }
+  const NodeId id = take_tree_node(nodes_, spare_nodes_);
   Node& n = nodes_[id];
   n = Node{};
   n.base = base;
@@ -78,14 +72,7 @@ RadixKvCache::NodeId RadixKvCache::new_node(NodeId parent, std::uint64_t base, T
 // RadixCache._split_node: a new node takes the child's first `at` tokens and its lock count; the
 // child keeps the rest (and its identity, which a request may have locked).
 RadixKvCache::NodeId RadixKvCache::split(NodeId child, Tokens at) {
-  NodeId up;
-  if (!spare_nodes_.empty()) {
-    up = spare_nodes_.back();
-    spare_nodes_.pop_back();
-  } else {
-    up = static_cast<NodeId>(nodes_.size());
-    nodes_.emplace_back();
-  }
+  const NodeId up = take_tree_node(nodes_, spare_nodes_);
   Node& c = nodes_[child];
   Node& u = nodes_[up];
   u = Node{};

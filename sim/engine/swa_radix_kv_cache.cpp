@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sim/core/error.hpp"
+#include "sim/engine/tree_nodes.hpp"
 
 namespace headroom::engine {
 
@@ -132,14 +133,7 @@ SwaRadixKvCache::NodeId SwaRadixKvCache::new_node(NodeId parent, std::uint64_t b
   // _add_new_node.
   const std::uint64_t key = RadixChildIndex::key(base, offset);
   if (children_.find(parent, key) != kNone) swa_tree_broken("two children under one key (a 64-bit name collision)");
-  NodeId id;
-  if (!spare_nodes_.empty()) {
-    id = spare_nodes_.back();
-    spare_nodes_.pop_back();
-  } else {
-    id = static_cast<NodeId>(nodes_.size());
-    nodes_.emplace_back();
-  }
+  const NodeId id = take_tree_node(nodes_, spare_nodes_);
   Node& n = nodes_[id];
   n = Node{};
   n.base = base;
@@ -167,14 +161,7 @@ SwaRadixKvCache::NodeId SwaRadixKvCache::new_node(NodeId parent, std::uint64_t b
 // state and swa_uuid; the child keeps the rest and its identity. In the lists the child ends most
 // recent, the upper node right after it.
 SwaRadixKvCache::NodeId SwaRadixKvCache::split(NodeId child, Tokens at) {
-  NodeId up;
-  if (!spare_nodes_.empty()) {
-    up = spare_nodes_.back();
-    spare_nodes_.pop_back();
-  } else {
-    up = static_cast<NodeId>(nodes_.size());
-    nodes_.emplace_back();
-  }
+  const NodeId up = take_tree_node(nodes_, spare_nodes_);
   Node& c = nodes_[child];
   Node& u = nodes_[up];
   u = Node{};
