@@ -30,23 +30,9 @@ std::vector<std::string_view> split(std::string_view line) {
   }
 }
 
-// A cell's number: NaN when empty. Most cells headroom writes are byte counts: up to 15 digits are
-// read as the integer, which is exactly the double from_chars gives (below 2^53); the rest goes
-// through from_chars.
+// A cell that is not a whole number of up to 15 digits: NaN when empty, else from_chars.
 double cell_value(std::string_view cell, const CsvColumns& csv, std::size_t number, std::size_t c) {
   if (cell.empty()) return std::numeric_limits<double>::quiet_NaN();
-  if (cell.size() <= 15) {
-    std::uint64_t n = 0;
-    bool digits = true;
-    for (const char ch : cell) {
-      if (ch < '0' || ch > '9') {
-        digits = false;
-        break;
-      }
-      n = n * 10 + static_cast<std::uint64_t>(ch - '0');
-    }
-    if (digits) return static_cast<double>(n);
-  }
   double v = 0;
   auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
   if (ec != std::errc() || end != cell.data() + cell.size() || !std::isfinite(v))
@@ -94,17 +80,42 @@ CsvColumns parse_csv_columns(const std::string& text, const std::string& file) {
   if (!next_line(line)) throw InputError(csv.file + ": empty file, expected a header line");
   for (std::string_view name : split(line)) csv.names.emplace_back(name);
   csv.values.resize(csv.names.size());
+  const std::size_t columns = csv.names.size();
   for (std::size_t number = 2; next_line(line); ++number) {
     if (line.empty()) continue;
-    const std::size_t cells = 1 + static_cast<std::size_t>(std::count(line.begin(), line.end(), ','));
-    if (cells != csv.names.size())
-      throw InputError(fmt::format("{}:{}: expected {} cells, got {}", csv.file, number, csv.names.size(), cells));
-    std::size_t start = 0;
-    for (std::size_t c = 0; c < cells; ++c) {
-      const std::size_t comma = c + 1 < cells ? line.find(',', start) : line.size();
-      const std::string_view cell = line.substr(start, comma - start);
-      start = comma + 1;
-      csv.values[c].push_back(cell_value(cell, csv, number, c));
+    // A row of the wrong length is named as such, before any of its cells.
+    const auto wrong_length = [&] {
+      const std::size_t cells = 1 + static_cast<std::size_t>(std::count(line.begin(), line.end(), ','));
+      if (cells != columns)
+        throw InputError(fmt::format("{}:{}: expected {} cells, got {}", csv.file, number, columns, cells));
+    };
+    const char* p = line.data();
+    const char* const line_end = p + line.size();
+    for (std::size_t c = 0; c < columns; ++c) {
+      // One pass over the cell: where it ends, and its value if it is a whole number. Most cells
+      // headroom writes are byte counts: up to 15 digits are read as the integer, exactly the double
+      // from_chars gives (below 2^53); the rest goes through from_chars.
+      const char* const begin = p;
+      std::uint64_t n = 0;
+      bool digits = true;
+      for (; p != line_end && *p != ','; ++p) {
+        const auto d = static_cast<std::uint64_t>(static_cast<unsigned char>(*p)) - '0';
+        digits = digits && d <= 9;
+        n = n * 10 + d;
+      }
+      if ((p == line_end) != (c + 1 == columns)) wrong_length();  // the line ends before its last cell, or after
+      const std::string_view cell(begin, static_cast<std::size_t>(p - begin));
+      if (p != line_end) ++p;  // the comma
+      if (digits && !cell.empty() && cell.size() <= 15) {
+        csv.values[c].push_back(static_cast<double>(n));
+      } else {
+        try {
+          csv.values[c].push_back(cell_value(cell, csv, number, c));
+        } catch (const InputError&) {
+          wrong_length();
+          throw;
+        }
+      }
     }
   }
   return csv;

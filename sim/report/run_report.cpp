@@ -6,6 +6,7 @@
 #include "sim/core/units.hpp"
 #include "sim/engine/engine_registry.hpp"
 #include "sim/report/run_report_page.hpp"
+#include "sim/report/six_decimals.hpp"
 
 
 namespace headroom::report {
@@ -224,10 +225,11 @@ void write_request_header(TextWriter& out) {
 }
 
 void write_request_row(TextWriter& out, const engine::RequestRecord& r) {
-  out.print(FMT_COMPILE("{},{:.6f},{},{},{},{},"), r.id, r.arrival_s, r.prompt_tokens, r.output_tokens,
-            r.cached_tokens, r.preemptions);
+  out.print(FMT_COMPILE("{},"), r.id);
+  write_six_decimals(out, r.arrival_s);
+  out.print(FMT_COMPILE(",{},{},{},{},"), r.prompt_tokens, r.output_tokens, r.cached_tokens, r.preemptions);
   for (const double v : {r.queue_s, r.ttft_s, r.tpot_s, r.e2e_s}) {
-    if (!(v < 0)) out.print(FMT_COMPILE("{:.6f}"), v);
+    if (!(v < 0)) write_six_decimals(out, v);
     out.put(',');
   }
   out.write(r.aborted ? "1\n" : "0\n");
@@ -245,7 +247,7 @@ void write_timeline_csv(TextWriter& out, const engine::StartupResult& st,
   const std::string_view fixed_cells(fixed.data(), fixed.size());
   for (const auto& p : timeline) {
     const Bytes cached_free = p.reserved > p.allocated ? p.reserved - p.allocated : 0;
-    out.print(FMT_COMPILE("{:.6f}"), p.time_s);
+    write_six_decimals(out, p.time_s);
     out.write(fixed_cells);
     out.print(FMT_COMPILE("{},{},{},{},{},{},{},{},{},{},{},{},{}\n"), p.step_peak_allocated, cached_free,
               p.allocated, p.reserved, p.largest_free_block, p.free_blocks, p.device_free, p.free_or_cached,
