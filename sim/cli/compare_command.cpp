@@ -6,7 +6,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -16,6 +15,7 @@
 #include "sim/cli/output_folder.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/text_writer.hpp"
 #include "sim/core/progress.hpp"
 #include "sim/engine/engine_registry.hpp"
 #include "sim/report/chart_images.hpp"
@@ -90,15 +90,16 @@ void compare(const CompareArgs& a) {
     if (outcomes[i].started()) files[i] = fmt::format("timeline.{:02}.{}.csv", i, slug(outcomes[i].label));
     j["policies"][i]["timeline_csv"] = files[i].empty() ? nlohmann::json(nullptr) : nlohmann::json(files[i]);
   }
-  // Every output's text is ready before the first file is written (docs/bad-input.md), report.html
-  // included: drawn from these texts, as `headroom report DIR` would draw it from the saved files.
+  // Every output's text is ready before the first file is written (docs/bad-input.md), and report.html's
+  // page: drawn from these texts, as `headroom report DIR` would draw it from the saved files, and
+  // streamed to its file (write_html_report) with the others staged.
   std::map<std::string, std::string> texts;
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
     if (files[i].empty()) continue;
     const scenario::Outcome& o = outcomes[i];
-    std::ostringstream s;
+    TextWriter s;
     report::write_timeline_csv(s, o.start.startup, o.serving->timeline);
-    texts[files[i]] = s.str();
+    texts[files[i]] = s.text();
   }
   texts["scenario.resolved.yaml"] = resolved;
   texts["comparison.json"] = j.dump(2) + "\n";
@@ -108,7 +109,7 @@ void compare(const CompareArgs& a) {
     if (!f.empty()) outputs.add(out / f, texts[f]);
   outputs.add(out / "scenario.resolved.yaml", resolved);
   outputs.add(out / "comparison.json", texts["comparison.json"]);
-  outputs.add(out / "report.html", report::html_report(page));
+  outputs.add(out / "report.html", [&](std::ostream& o) { report::write_html_report(o, page); });
   outputs.commit();
   const std::vector<fs::path> images = report::render_report_images(out / "report.html", page, a.png, a.svg);
   std::vector<std::string> held;

@@ -172,8 +172,8 @@ void run_replay(const ReplayArgs& a) {
       rows.push_back(alloc::replay_snapshot(snap, o));
     }
   }
-  // Every output is computed, report.html included (drawn from the texts the folder will hold, as
-  // `headroom report DIR` would draw it from the saved files), before the first file is written.
+  // Every output is computed, report.html's page included (drawn from the texts the folder will hold,
+  // as `headroom report DIR` would draw it from the saved files), before the first file is written.
   const nlohmann::json result = report::replay_result_json(a.snapshot, faithful, rows, capacity);
   const std::filesystem::path out(a.out_dir);
   std::map<std::string, std::string> files;
@@ -181,7 +181,6 @@ void run_replay(const ReplayArgs& a) {
   if (!a.out_dir.empty()) {
     files = report::replay_output_files(result, faithful, rows);
     page = report::replay_report_page(report::OutputFolder(out, files));
-    files["report.html"] = report::html_report(page);
   }
   if (!a.timeline_csv.empty())
     write_file_atomically(a.timeline_csv, [&](std::ostream& o) { report::write_replay_timeline_csv(o, faithful.timeline); });
@@ -193,8 +192,9 @@ void run_replay(const ReplayArgs& a) {
   std::vector<std::filesystem::path> images;
   if (!a.out_dir.empty()) {
     StagedOutputs outputs;
-    for (const char* name : {"replay.json", "timeline.csv", "what_if_timeline.csv", "segments.json", "report.html"})
+    for (const char* name : {"replay.json", "timeline.csv", "what_if_timeline.csv", "segments.json"})
       if (files.count(name)) outputs.add(out / name, files[name]);
+    outputs.add(out / "report.html", [&](std::ostream& o) { report::write_html_report(o, page); });
     outputs.commit();
     std::error_code ec;
     if (!files.count("what_if_timeline.csv")) std::filesystem::remove(out / "what_if_timeline.csv", ec);  // an earlier run's

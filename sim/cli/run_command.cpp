@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <unistd.h>
 
@@ -18,6 +17,7 @@
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/shell_words.hpp"
+#include "sim/core/text_writer.hpp"
 #include "sim/engine/startup.hpp"
 #include "sim/policy/policy.hpp"
 #include "sim/report/chart_images.hpp"
@@ -146,7 +146,8 @@ void run(const RunArgs& a) {
 
   // The request rows go to requests.csv as they finish; it is renamed into place only at the end.
   AtomicOutputFile requests_csv(out / "requests.csv");
-  report::write_request_header(requests_csv.stream());
+  TextWriter requests(requests_csv.stream());
+  report::write_request_header(requests);
   const bool progress = !a.no_progress && !a.json && ::isatty(STDERR_FILENO);
   scenario::SimulateOptions options;
   options.check_invariants = a.check;  // from the first weight tensor on
@@ -159,7 +160,7 @@ void run(const RunArgs& a) {
       for (const std::string& n : started.notes) fmt::print("                   {}\n", n);
     }
   };
-  options.on_request = [&](const engine::RequestRecord& r) { report::write_request_row(requests_csv.stream(), r); };
+  options.on_request = [&](const engine::RequestRecord& r) { report::write_request_row(requests, r); };
   options.on_progress = [&](double now) {
     if (progress) std::fprintf(stderr, "\r  simulating       %.1f s of the trace...", now);
   };
@@ -179,21 +180,23 @@ void run(const RunArgs& a) {
       outcome, sc.slo, fmt::format("{} on {} with {}", run.engine, run.gpu, run.model), report::verdict(run, outcome));
   j["slo"] = report::slo_json(sc.slo);
   j["verdict"] = report::verdict_json(verdict);
-  // Every output's text is ready before the first file is written (docs/bad-input.md), report.html
-  // included: drawn from these texts, as `headroom report DIR` would draw it from the saved files.
+  // Every output's text is ready before the first file is written (docs/bad-input.md), and report.html's
+  // page: drawn from these texts, as `headroom report DIR` would draw it from the saved files, and
+  // streamed to its file (write_html_report) with the others staged.
   const std::string summary_text = j.dump(2) + "\n";
   const std::string resolved = scenario::resolved_scenario_yaml(sc, st.config, source_text);
-  std::ostringstream timeline;
+  TextWriter timeline;
   report::write_timeline_csv(timeline, st, st.ok ? outcome.serving->timeline : std::vector<engine::TimelinePoint>{});
-  const std::string timeline_text = timeline.str();
+  const std::string timeline_text = timeline.text();
   const nlohmann::json page = report::run_report_page(report::OutputFolder(
       out, {{"summary.json", summary_text}, {"timeline.csv", timeline_text}, {"scenario.resolved.yaml", resolved}}));
   StagedOutputs outputs;
   outputs.add(out / "summary.json", summary_text);
   outputs.add(out / "timeline.csv", timeline_text);
+  requests.flush();
   outputs.adopt(requests_csv);
   outputs.add(out / "scenario.resolved.yaml", resolved);
-  outputs.add(out / "report.html", report::html_report(page));
+  outputs.add(out / "report.html", [&](std::ostream& o) { report::write_html_report(o, page); });
   outputs.commit();
   const std::vector<fs::path> images = report::render_report_images(out / "report.html", page, a.png, a.svg);
   if (a.json) {

@@ -292,8 +292,8 @@ void tune(const TuneArgs& a) {
   // The answer --fail-on judges, and the slice the top level of tune.json and the report show.
   const scenario::TuneResult& r = joint ? joint->slices[joint->chosen.value_or(0)].result : single;
   nlohmann::json j = joint ? joint_json(sc, lo, hi, *joint) : tune_json(sc, lo, hi, r);
-  // Every output's text is ready before the first file is written, report.html included: drawn from
-  // these texts, as `headroom report DIR` would draw it from the saved files.
+  // Every output's text is ready before the first file is written, and report.html's page: drawn from
+  // these texts, as `headroom report DIR` would draw it from the saved files, and streamed to its file.
   const std::string tune_text = j.dump(2) + "\n";
   std::string frontier;
   if (joint) {
@@ -308,7 +308,7 @@ void tune(const TuneArgs& a) {
   outputs.add(out / "frontier.csv", frontier);
   outputs.add(out / "scenario.resolved.yaml", resolved);
   outputs.add(out / "tune.json", tune_text);
-  outputs.add(out / "report.html", report::html_report(page));
+  outputs.add(out / "report.html", [&](std::ostream& o) { report::write_html_report(o, page); });
   outputs.commit();
   const std::vector<fs::path> images = report::render_report_images(out / "report.html", page, a.png, a.svg);
   // Jointly, no qualifying pair is no answer.

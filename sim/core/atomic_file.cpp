@@ -171,6 +171,12 @@ void StagedOutputs::add(const std::filesystem::path& path, std::string_view text
   order_.push_back(owned_.back().get());
 }
 
+void StagedOutputs::add(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
+  owned_.push_back(std::make_unique<AtomicOutputFile>(path));
+  write(owned_.back()->stream());
+  order_.push_back(owned_.back().get());
+}
+
 void StagedOutputs::adopt(AtomicOutputFile& file) { order_.push_back(&file); }
 
 void StagedOutputs::commit() {

@@ -59,6 +59,8 @@ void write_file_atomically(const std::filesystem::path& path, const std::functio
 class StagedOutputs {
  public:
   void add(const std::filesystem::path& path, std::string_view text);
+  // A file written by `write` onto its temporary (a large output streamed, not first built whole).
+  void add(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
   // A file streamed elsewhere (e.g. one row per finished request), committed with the others.
   void adopt(AtomicOutputFile& file);
   void commit();

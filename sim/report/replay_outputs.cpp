@@ -1,7 +1,8 @@
 #include "sim/report/replay_outputs.hpp"
 
-#include <sstream>
+#include <string_view>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 namespace headroom::report {
@@ -24,10 +25,12 @@ nlohmann::json oom_json(const std::optional<alloc::OomInfo>& oom) {
           {"message", oom->message()}};
 }
 
-void write_points(std::ostream& out, const std::string& prefix, const std::vector<alloc::ReplayPoint>& timeline) {
-  for (const auto& p : timeline)
-    out << fmt::format("{}{},{},{},{},{},{},{}\n", prefix, p.event_index, p.time_us, p.allocated, p.reserved,
-                       p.reserved - p.allocated, p.largest_free_block, p.free_blocks);
+void write_points(TextWriter& out, std::string_view prefix, const std::vector<alloc::ReplayPoint>& timeline) {
+  for (const auto& p : timeline) {
+    out.write(prefix);
+    out.print(FMT_COMPILE("{},{},{},{},{},{},{}\n"), p.event_index, p.time_us, p.allocated, p.reserved,
+              p.reserved - p.allocated, p.largest_free_block, p.free_blocks);
+  }
 }
 
 constexpr const char* kTimelineColumns =
@@ -83,13 +86,21 @@ nlohmann::json replay_result_json(const std::string& snapshot, const alloc::Repl
   return j;
 }
 
-void write_replay_timeline_csv(std::ostream& out, const std::vector<alloc::ReplayPoint>& timeline) {
-  out << kTimelineColumns << "\n";
+void write_replay_timeline_csv(TextWriter& out, const std::vector<alloc::ReplayPoint>& timeline) {
+  out.write(kTimelineColumns);
+  out.put('\n');
   write_points(out, "", timeline);
 }
 
-void write_what_if_timeline_csv(std::ostream& out, const std::vector<alloc::ReplayReport>& what_if) {
-  out << "configuration," << kTimelineColumns << "\n";
+void write_replay_timeline_csv(std::ostream& out, const std::vector<alloc::ReplayPoint>& timeline) {
+  TextWriter w(out);
+  write_replay_timeline_csv(w, timeline);
+}
+
+void write_what_if_timeline_csv(TextWriter& out, const std::vector<alloc::ReplayReport>& what_if) {
+  out.write("configuration,");
+  out.write(kTimelineColumns);
+  out.put('\n');
   for (std::size_t i = 0; i < what_if.size(); ++i) write_points(out, fmt::format("{},", i), what_if[i].timeline);
 }
 
@@ -113,13 +124,13 @@ std::map<std::string, std::string> replay_output_files(const nlohmann::json& res
                                                        const std::vector<alloc::ReplayReport>& what_if) {
   std::map<std::string, std::string> files;
   files["replay.json"] = result.dump(2) + "\n";
-  std::ostringstream timeline;
+  TextWriter timeline;
   write_replay_timeline_csv(timeline, faithful.timeline);
-  files["timeline.csv"] = timeline.str();
+  files["timeline.csv"] = timeline.text();
   if (!what_if.empty()) {
-    std::ostringstream w;
+    TextWriter w;
     write_what_if_timeline_csv(w, what_if);
-    files["what_if_timeline.csv"] = w.str();
+    files["what_if_timeline.csv"] = w.text();
   }
   const nlohmann::json maps = {
       {"at_peak_reserved", {{"event_index", faithful.peak_reserved_event},

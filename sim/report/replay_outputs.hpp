@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/allocator/replay.hpp"
+#include "sim/core/text_writer.hpp"
 
 namespace headroom::report {
 
@@ -24,11 +25,12 @@ nlohmann::json replay_result_json(const std::string& snapshot, const alloc::Repl
                                   const std::vector<alloc::ReplayReport>& what_if, std::optional<Bytes> capacity);
 
 // event_index,time_us,allocated_bytes,reserved_bytes,reserved_unallocated_bytes,largest_free_block_bytes,free_blocks
+void write_replay_timeline_csv(TextWriter& out, const std::vector<alloc::ReplayPoint>& timeline);
 void write_replay_timeline_csv(std::ostream& out, const std::vector<alloc::ReplayPoint>& timeline);
 
 // The what-if runs' timelines in one file: the same columns after a `configuration` column (the
 // row's index in replay.json's what_if).
-void write_what_if_timeline_csv(std::ostream& out, const std::vector<alloc::ReplayReport>& what_if);
+void write_what_if_timeline_csv(TextWriter& out, const std::vector<alloc::ReplayReport>& what_if);
 
 // Segments (address order) with their blocks as [offset from the segment's start, size, requested
 // size, state] where state is 0 allocated, 1 freed but pending stream events, 2 free (inactive).

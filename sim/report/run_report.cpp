@@ -1,10 +1,12 @@
 #include "sim/report/run_report.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include "sim/core/units.hpp"
 #include "sim/engine/engine_registry.hpp"
 #include "sim/report/run_report_page.hpp"
+#include "sim/report/six_decimals.hpp"
 
 
 namespace headroom::report {
@@ -218,29 +220,45 @@ std::string verdict(const RunContext& run, const Outcome& o) {
                      who, r.completed, r.arrived, r.rejected, r.aborted, r.arrived - r.completed - r.rejected - r.aborted);
 }
 
-void write_request_header(std::ostream& out) {
-  out << "id,arrival_s,prompt_tokens,output_tokens,cached_tokens,preemptions,queue_s,ttft_s,tpot_s,e2e_s,aborted\n";
+void write_request_header(TextWriter& out) {
+  out.write("id,arrival_s,prompt_tokens,output_tokens,cached_tokens,preemptions,queue_s,ttft_s,tpot_s,e2e_s,aborted\n");
 }
 
-void write_request_row(std::ostream& out, const engine::RequestRecord& r) {
-  auto num = [](double v) { return v < 0 ? std::string() : fmt::format("{:.6f}", v); };
-  out << fmt::format("{},{:.6f},{},{},{},{},{},{},{},{},{}\n", r.id, r.arrival_s, r.prompt_tokens, r.output_tokens,
-                     r.cached_tokens, r.preemptions, num(r.queue_s), num(r.ttft_s), num(r.tpot_s), num(r.e2e_s),
-                     r.aborted ? 1 : 0);
+void write_request_row(TextWriter& out, const engine::RequestRecord& r) {
+  out.print(FMT_COMPILE("{},"), r.id);
+  write_six_decimals(out, r.arrival_s);
+  out.print(FMT_COMPILE(",{},{},{},{},"), r.prompt_tokens, r.output_tokens, r.cached_tokens, r.preemptions);
+  for (const double v : {r.queue_s, r.ttft_s, r.tpot_s, r.e2e_s}) {
+    if (!(v < 0)) write_six_decimals(out, v);
+    out.put(',');
+  }
+  out.write(r.aborted ? "1\n" : "0\n");
+}
+
+void write_timeline_csv(TextWriter& out, const engine::StartupResult& st,
+                        const std::vector<engine::TimelinePoint>& timeline) {
+  out.write("time_s,weights_bytes,kv_pool_bytes,workspace_bytes,graph_pool_bytes,request_pool_bytes,activation_bytes,"
+            "cached_free_bytes,allocated_bytes,reserved_bytes,largest_free_block_bytes,free_blocks,device_free_bytes,"
+            "free_or_cached_bytes,kv_used_tokens,running,waiting,arrived,preemptions\n");
+  // The start-up categories are the same on every row: formatted once.
+  fmt::memory_buffer fixed;
+  fmt::format_to(fmt::appender(fixed), FMT_COMPILE(",{},{},{},{},{},"), st.bytes.weights, st.bytes.kv_cache,
+                 st.bytes.workspaces, st.bytes.graph_pool, st.bytes.request_pool);
+  const std::string_view fixed_cells(fixed.data(), fixed.size());
+  for (const auto& p : timeline) {
+    const Bytes cached_free = p.reserved > p.allocated ? p.reserved - p.allocated : 0;
+    write_six_decimals(out, p.time_s);
+    out.write(fixed_cells);
+    out.print(FMT_COMPILE("{},{},{},{},{},{},{},{},{},{},{},{},{}\n"), p.step_peak_allocated, cached_free,
+              p.allocated, p.reserved, p.largest_free_block, p.free_blocks, p.device_free, p.free_or_cached,
+              p.kv_used_tokens, p.running, p.waiting, p.arrived, p.preemptions);
+  }
 }
 
 void write_timeline_csv(std::ostream& out, const engine::StartupResult& st,
                         const std::vector<engine::TimelinePoint>& timeline) {
-  out << "time_s,weights_bytes,kv_pool_bytes,workspace_bytes,graph_pool_bytes,request_pool_bytes,activation_bytes,"
-         "cached_free_bytes,allocated_bytes,reserved_bytes,largest_free_block_bytes,free_blocks,device_free_bytes,"
-         "free_or_cached_bytes,kv_used_tokens,running,waiting,arrived,preemptions\n";
-  for (const auto& p : timeline) {
-    Bytes cached_free = p.reserved > p.allocated ? p.reserved - p.allocated : 0;
-    out << fmt::format("{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", p.time_s, st.bytes.weights,
-                       st.bytes.kv_cache, st.bytes.workspaces, st.bytes.graph_pool, st.bytes.request_pool,
-                       p.step_peak_allocated, cached_free, p.allocated, p.reserved, p.largest_free_block,
-                       p.free_blocks, p.device_free, p.free_or_cached, p.kv_used_tokens, p.running, p.waiting, p.arrived, p.preemptions);
-  }
+  TextWriter w(out);
+  write_timeline_csv(w, st, timeline);
 }
 
 }  // namespace headroom::report

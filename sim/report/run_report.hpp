@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/core/text_writer.hpp"
 #include "sim/engine/server.hpp"
 #include "sim/engine/startup_result.hpp"
 #include "sim/report/latency_histogram.hpp"
@@ -60,12 +61,16 @@ std::string headroom_line(const nlohmann::json& headroom);
 // 1,203.4 s: CUDA out of memory ...".
 std::string verdict(const RunContext& run, const Outcome& outcome);
 
-void write_request_header(std::ostream& out);
-void write_request_row(std::ostream& out, const engine::RequestRecord& r);
+// requests.csv, a row per request as it leaves: formatted into the writer's buffer (no string per
+// row); a latency the request never reached (-1) is an empty cell.
+void write_request_header(TextWriter& out);
+void write_request_row(TextWriter& out, const engine::RequestRecord& r);
 
 // Memory by category at each timeline point: weights, KV pool, workspaces, graph pool and request
 // pool are fixed after start-up; activations are the step's own peak; cached-free is reserved minus
 // allocated.
+void write_timeline_csv(TextWriter& out, const engine::StartupResult& startup,
+                        const std::vector<engine::TimelinePoint>& timeline);
 void write_timeline_csv(std::ostream& out, const engine::StartupResult& startup,
                         const std::vector<engine::TimelinePoint>& timeline);
 
