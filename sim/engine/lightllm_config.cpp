@@ -7,6 +7,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/engine/knob_checks.hpp"
+#include "sim/engine/startup.hpp"
 #include "sim/model/attention_layers.hpp"
 #include "sim/model/tensor_parallel.hpp"
 
@@ -55,6 +56,8 @@ std::vector<FilledDefault> resolve(LightllmConfig& c, const Deployment& d) {
                                                  d.model.name));
   require_range("lightllm", "running_max_req_size", c.running_max_req_size, 1, limits::kMaxRunningRequests);
   require_range("lightllm", "max_req_total_len", c.max_req_total_len, 1, limits::kMaxContextTokens);
+  // _init_custom refuses some rope_scaling types (lightllm_rotary_tables throws for them).
+  (void)lightllm_rotary_tables(d.model, c.version, c.max_req_total_len + 8);
   require_range("lightllm", "chunked_prefill_size", c.chunked_prefill_size, 1, limits::kMaxBatchTokens);
   require_at_least("lightllm", "graph_max_batch_size", c.graph_max_batch_size, 1);
   require_at_least("lightllm", "graph_split_batch_size", c.graph_split_batch_size, 1);

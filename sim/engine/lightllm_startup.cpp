@@ -61,7 +61,8 @@ class LightllmStartup {
 
   StartupResult run() {
     // init_distributed_env before the model (§9).
-    if (init_distributed(r_, d_) && init_weights() && init_mem_manager() && check_mem_size() && init_req_manager() && init_cudagraph() &&
+    if (init_distributed(r_, d_) && init_weights() && init_mem_manager() && check_mem_size() && init_req_manager() && init_custom() &&
+        init_cudagraph() &&
         check_max_len_infer() && allocate_canary(r_, d_, directives_.canary)) {
       r_.ok = true;
       r_.stage = StartupStage::serving;
@@ -75,7 +76,7 @@ class LightllmStartup {
   // _init_weights, with the free memory around it that the memory manager's profile_size reads.
   bool init_weights() {
     free_before_weights_ = measured_free(r_.memory);
-    if (!load_weights(r_, d_)) return false;
+    if (!load_weights(r_, d_, std::nullopt)) return false;
     f_.free_after_weights = measured_free(r_.memory);
     return true;
   }
@@ -185,6 +186,14 @@ class LightllmStartup {
         r_, d_, lightllm_req_to_token_bytes(c_.running_max_req_size, f_.batch_max_tokens, c_.max_req_total_len));
   }
 
+  // _init_custom (after _init_req_manager, _init_infer_layer and _init_some_value in
+  // basemodel.py): the model's rotary tables, computed on the CPU and copied to the GPU; the KV pool
+  // was sized before them, so they take from what it left (lightllm_rotary_tables).
+  bool init_custom() {
+    return allocate_rotary_tables(r_, d_, lightllm_rotary_tables(d_.model, c_.version, c_.max_req_total_len + 8),
+                                  StartupStage::rotary_cache);
+  }
+
   // _init_cudagraph: the decode graphs; the first forward creates the cuBLAS workspaces outside the
   // allocator (§5).
   bool init_cudagraph() {
@@ -238,6 +247,62 @@ class LightllmStartup {
 
 StartupResult lightllm_startup(const Deployment& d, LightllmConfig c, const StartupDirectives& directives) {
   return LightllmStartup(d, std::move(c), directives).run();
+}
+
+// LightLLM's rotary tables: built by each model class's _init_custom on the CPU and copied to the
+// GPU after the KV pool and the request manager exist.
+std::vector<model::RotaryTable> lightllm_rotary_tables(const model::ModelConfig& m, LightllmVersion version,
+                                                       std::int64_t max_seq_length) {
+  using model::Architecture;
+  using model::RopeScaling;
+  const std::int64_t max_position = m.max_position;
+  // _init_to_get_rotary reads rope_scaling.factor whatever the type (1 without rope_scaling).
+  const double factor = m.rope_scaling == RopeScaling::none ? 1.0 : m.rope_factor;
+  std::int64_t rows = 0;
+  int width = m.head_dim / 2;  // torch.outer(t, inv_freq): one value per rotated pair
+  if (m.is_mla()) {
+    // deepseek2/model.py _init_to_get_yarn_rotary: t = arange(max_position_embeddings) over
+    // qk_rope_head_dim; v1.x keeps cos(freqs) [rows, rope / 2], 3.0.0 cat(freqs, freqs) [rows, rope].
+    rows = max_position;
+    width = version == LightllmVersion::current ? m.qk_rope_head_dim / 2 : m.qk_rope_head_dim;
+  } else if (m.architecture == Architecture::mistral || m.architecture == Architecture::mixtral ||
+             version == LightllmVersion::v2_0_0) {
+    // mistral/model.py, mixtral/model.py _init_to_get_rotary (and llama/model.py @ 8b8a4e13c):
+    // arange(max_position_embeddings × factor + 1024 × 64).
+    rows = static_cast<std::int64_t>(std::ceil(static_cast<double>(max_position) * factor)) + 1024 * 64;
+  } else {
+    // llama/model.py _init_custom (qwen2, qwen3, qwen3_moe inherit it), by rope_scaling.
+    switch (m.rope_scaling) {
+      case RopeScaling::llama3:  // _init_to_get_llama3_rotary: arange(max(max_position, max_seq_length))
+      case RopeScaling::dynamic:  // _init_to_get_dynamic_ntk_rotary: zeros((max(...), d / 2))
+        rows = std::max(max_position, max_seq_length);
+        break;
+      case RopeScaling::yarn:
+        if (version == LightllmVersion::current) {
+          // _init_to_get_yarn_rotary: emb = cat(freqs, freqs) over arange(max(max_position, max_seq_length)).
+          rows = std::max(max_position, max_seq_length);
+          width = m.head_dim;
+          break;
+        }
+        // 3.0.0 dispatches yarn only on the config's use_rope_yarn: the default rule below.
+        [[fallthrough]];
+      case RopeScaling::linear:
+        if (version == LightllmVersion::current)
+          throw EngineConfigError("kind", fmt::format("lightllm: model '{}' has rope_scaling type {}, which LightLLM's "
+                                                      "llama/model.py _init_custom refuses (Unknown RoPE scaling type)",
+                                                      m.name, model::rope_scaling_name(m.rope_scaling)));
+        [[fallthrough]];
+      case RopeScaling::none:
+        // _init_to_get_rotary: arange(max(max_position_embeddings × factor + 1024 × 128, max_seq_length)).
+        rows = std::max(static_cast<std::int64_t>(std::ceil(static_cast<double>(max_position) * factor)) + 1024 * 128, max_seq_length);
+        break;
+    }
+  }
+  std::vector<model::RotaryTable> tables;
+  for (const char* name : {"_cos_cached", "_sin_cached"})
+    tables.push_back({.name = name, .layers = {}, .positions = rows, .width = width, .dtype = m.dtype,
+                      .before_attention = false});
+  return tables;
 }
 
 }  // namespace headroom::engine

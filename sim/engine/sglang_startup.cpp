@@ -93,10 +93,11 @@ class SglangStartup {
 
  private:
   // load_model. §2.2: total_gpu_memory is the free memory before weights, available the free memory
-  // after.
+  // after, the float32 rotary caches built among the weights included (rotary_embedding.py keeps
+  // cos_sin_cache in float32 on CUDA, PR #3134).
   bool load_model() {
     f_.total_gpu_memory = measured_free(r_.memory);
-    if (!load_weights(r_, d_)) return false;
+    if (!load_weights(r_, d_, model::RotaryRules{.float32 = true})) return false;
     f_.available_gpu_memory = measured_free(r_.memory);
     return true;
   }

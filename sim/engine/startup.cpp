@@ -24,6 +24,7 @@ std::string_view startup_stage_name(StartupStage stage) {
     case StartupStage::kv_cache_sizing: return "KV cache sizing";
     case StartupStage::kv_cache_allocation: return "KV cache allocation";
     case StartupStage::request_pool: return "request pool";
+    case StartupStage::rotary_cache: return "rotary cache";
     case StartupStage::attention_workspace: return "attention workspace";
     case StartupStage::cuda_graph_capture: return "CUDA graph capture";
     case StartupStage::sampler_warmup: return "sampler warm-up";
@@ -98,25 +99,59 @@ bool init_distributed(StartupResult& r, const Deployment& d) {
   return true;
 }
 
-bool load_weights(StartupResult& r, const Deployment& d) {
+bool load_weights(StartupResult& r, const Deployment& d, std::optional<model::RotaryRules> rotary) {
   model::WeightOptions options;
   options.tp = d.tp;
   if (d.simulated_rank) options.placement = d.simulated_rank->placement;
   model::WeightList list = model::model_weights(d.model, options);
+  // vLLM and SGLang construct the model on the device: a layer's attention builds its rotary table
+  // among the weights (model/rotary_cache.hpp), so it shares their segments.
+  const std::vector<model::RotaryTable> tables = rotary ? model::rotary_tables(d.model, *rotary)
+                                                        : std::vector<model::RotaryTable>{};
+  const std::vector<std::ptrdiff_t> at = model::rotary_load_positions(list, tables);
   alloc::CachingAllocator& a = *r.memory.allocator;
   r.memory.weights.reserve(list.tensors.size());
   Bytes before = a.allocated_bytes();
-  for (const model::WeightTensor& t : list.tensors) {
-    alloc::Block* b = a.malloc(t.bytes());
+  auto allocate = [&](Bytes bytes, std::vector<alloc::Block*>& into) {
+    alloc::Block* b = a.malloc(bytes);
     if (!b) {
       fail_oom(r, StartupStage::load_weights, *a.last_oom(), d);
       return false;
     }
-    r.memory.weights.push_back(b);
+    into.push_back(b);
+    return true;
+  };
+  auto tables_at = [&](std::ptrdiff_t i) {
+    for (std::size_t k = 0; k < tables.size(); ++k) {
+      if (at[k] != i) continue;
+      if (!allocate(tables[k].bytes(), r.memory.rotary_cache)) return false;
+      r.bytes.rotary_cache += r.memory.rotary_cache.back()->size;
+    }
+    return true;
+  };
+  for (std::size_t i = 0; i < list.tensors.size(); ++i)
+    if (!tables_at(static_cast<std::ptrdiff_t>(i)) || !allocate(list.tensors[i].bytes(), r.memory.weights)) return false;
+  if (!tables_at(static_cast<std::ptrdiff_t>(list.tensors.size()))) return false;
+  // What the allocator holds for the weights: the growth (unsplit blocks included) less the tables.
+  r.bytes.weights = a.allocated_bytes() - before - r.bytes.rotary_cache;
+  r.log.push_back(fmt::format("Model loading took {} memory ({} tensors, rotary cache {})",
+                              format_bytes(r.bytes.weights + r.bytes.rotary_cache), list.tensors.size(),
+                              format_bytes(r.bytes.rotary_cache)));
+  return true;
+}
+
+bool allocate_rotary_tables(StartupResult& r, const Deployment& d, const std::vector<model::RotaryTable>& tables,
+                            StartupStage stage) {
+  alloc::CachingAllocator& a = *r.memory.allocator;
+  for (const model::RotaryTable& t : tables) {
+    alloc::Block* b = a.malloc(t.bytes());
+    if (!b) {
+      fail_oom(r, stage, *a.last_oom(), d);
+      return false;
+    }
+    r.memory.rotary_cache.push_back(b);
+    r.bytes.rotary_cache += b->size;
   }
-  r.bytes.weights = a.allocated_bytes() - before;
-  r.log.push_back(fmt::format("Model loading took {} memory ({} tensors)", format_bytes(r.bytes.weights),
-                              list.tensors.size()));
   return true;
 }
 

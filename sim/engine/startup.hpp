@@ -14,6 +14,7 @@
 
 #include "sim/engine/engine_config.hpp"
 #include "sim/engine/startup_result.hpp"
+#include "sim/model/rotary_cache.hpp"
 
 namespace headroom::engine {
 
@@ -120,6 +121,13 @@ Bytes aiter_workspace_bytes(std::int64_t max_bs, int q_heads, int head_dim, std:
 
 // LightLLM §3: floor((free_after_weights − total × (1 − mem_fraction)) / cell); may be ≤ 0.
 std::int64_t lightllm_kv_tokens(Bytes free_after_weights, Bytes device_total, double mem_fraction, Bytes cell);
+
+// LightLLM's _init_custom rotary tables (lightllm/models/*/model.py): _cos_cached and _sin_cached,
+// each [rows, rotary_dim / 2] in the model dtype (yarn: rotary_dim wide), the rows by its version's
+// rule for the model's family and rope_scaling; `max_seq_length` is max_req_total_len + 8
+// (router/manager.py). Throws EngineConfigError for a rope_scaling LightLLM refuses.
+std::vector<model::RotaryTable> lightllm_rotary_tables(const model::ModelConfig& model, LightllmVersion version,
+                                                       std::int64_t max_seq_length);
 // LightLLM §3: req_to_token_indexs int32 [max_req_num + 1, max(batch_max_tokens, max_req_total_len + 8)]
 // with max_req_num = running_max_req_size + 8.
 Bytes lightllm_req_to_token_bytes(std::int64_t running_max_req_size, std::int64_t batch_max_tokens,
@@ -147,8 +155,15 @@ void fail(StartupResult& r, StartupStage stage, std::string message);
 // Marks `r` failed at `stage` by a PyTorch OOM; the message is PyTorch's ("HIP" on AMD GPUs).
 void fail_oom(StartupResult& r, StartupStage stage, const alloc::OomInfo& oom, const Deployment& deployment);
 
-// Allocates the weight tensors one by one in module order; false (and `r` failed) on OOM.
-bool load_weights(StartupResult& r, const Deployment& deployment);
+// Allocates the weight tensors one by one in module order, and, given the engine's rotary rules
+// (vLLM, SGLang), its rotary-embedding tables where its layers build them
+// (model/rotary_cache.hpp); false (and `r` failed) on OOM.
+bool load_weights(StartupResult& r, const Deployment& deployment, std::optional<model::RotaryRules> rotary);
+
+// Allocates rotary-embedding tables outside the weights (LightLLM's _init_custom) at `stage`;
+// false (and `r` failed) on OOM.
+bool allocate_rotary_tables(StartupResult& r, const Deployment& deployment, const std::vector<model::RotaryTable>& tables,
+                            StartupStage stage);
 
 // Allocates the KV cache as `tensors` tensors of `bytes_each` (vLLM one per layer, SGLang K and V per
 // layer, LightLLM one); false (and `r` failed) on OOM. Zero bytes allocate nothing.

@@ -30,6 +30,7 @@ enum class StartupStage {
   kv_cache_sizing,      // the KV capacity arithmetic and its checks
   kv_cache_allocation,
   request_pool,         // SGLang ReqToTokenPool, LightLLM req_to_token_indexs
+  rotary_cache,         // LightLLM: _init_custom's cos/sin tables (vLLM and SGLang build theirs in load_weights)
   attention_workspace,
   cuda_graph_capture,
   sampler_warmup,       // vLLM: the post-capture dummy sampler run (§1.1)
@@ -42,6 +43,7 @@ std::string_view startup_stage_name(StartupStage stage);  // "load weights", "pr
 // Bytes by what holds them at the end of start-up (allocator block sizes, i.e. rounded).
 struct StartupBytes {
   Bytes weights = 0;
+  Bytes rotary_cache = 0;      // the rotary-embedding tables (model/rotary_cache.hpp), not weights
   Bytes kv_cache = 0;
   Bytes request_pool = 0;
   Bytes workspaces = 0;        // attention-backend workspaces
@@ -114,6 +116,7 @@ struct ServingMemory {
   std::unique_ptr<alloc::CachingAllocator> allocator;  // destroyed before the device
   std::unique_ptr<model::SlotTable> slots;
   std::vector<alloc::Block*> weights;
+  std::vector<alloc::Block*> rotary_cache;  // vLLM/SGLang cos_sin_cache, LightLLM _cos_cached/_sin_cached
   std::vector<alloc::Block*> kv_cache;      // one per layer (vLLM), 2·L or L (SGLang), 1 (LightLLM)
   std::vector<alloc::Block*> request_pool;
   std::vector<alloc::Block*> engine_buffers;   // workspaces no forward program names (MLA prefill, MoE)

@@ -164,10 +164,11 @@ class VllmStartup {
     return rules_->snapshot_after_distributed || init_distributed(r_, d_);
   }
 
-  // load_model: model_memory_usage is the torch-allocated growth.
+  // load_model: model_memory_usage is the torch-allocated growth, the rotary cache the model's
+  // attention builds among the weights included (vLLM get_rope keeps it in the model dtype).
   bool load_model() {
-    if (!load_weights(r_, d_)) return false;
-    f_.model_memory_usage = r_.bytes.weights;
+    if (!load_weights(r_, d_, model::RotaryRules{})) return false;
+    f_.model_memory_usage = r_.bytes.weights + r_.bytes.rotary_cache;
     return true;
   }
 

@@ -27,6 +27,8 @@ ModelConfig llama_3_1(std::string name, int layers, int hidden, int intermediate
   c.head_dim = 128;
   c.vocab = 128256;
   c.max_position = 131072;
+  c.rope_scaling = RopeScaling::llama3;  // factor 8 over the original 8,192 positions
+  c.rope_factor = 8;
   return c;
 }
 
@@ -90,6 +92,9 @@ ModelConfig deepseek_v3(std::string name) {
   // [128, 128]); torch_dtype bfloat16 covers embeddings, norms and routers.
   c.quantization = {WeightQuantization::Method::fp8_block, 128, 128};
   c.mtp_layers = 1;       // num_nextn_predict_layers
+  c.rope_scaling = RopeScaling::yarn;  // factor 40 over 4,096 positions
+  c.rope_factor = 40;
+  c.rope_original_max_position = 4096;
   return c;
 }
 
@@ -117,6 +122,8 @@ ModelConfig mistral_7b_v0_3() {
   c.architecture = Architecture::mistral;
   c.vocab = 32768;
   c.max_position = 32768;
+  c.rope_scaling = RopeScaling::none;
+  c.rope_factor = 1;
   return c;
 }
 
@@ -142,6 +149,9 @@ ModelConfig deepseek_v2_lite() {
   c.qk_nope_head_dim = 128;
   c.qk_rope_head_dim = 64;
   c.v_head_dim = 128;
+  c.rope_scaling = RopeScaling::yarn;  // factor 40 over 4,096 positions
+  c.rope_factor = 40;
+  c.rope_original_max_position = 4096;
   return c;
 }
 
@@ -168,6 +178,9 @@ ModelConfig gpt_oss_20b() {
   c.moe_bias = true;
   c.sliding_window = 128;
   for (int l = 0; l < c.layers; l += 2) c.sliding_layers.push_back(l);
+  c.rope_scaling = RopeScaling::yarn;  // factor 32 over 4,096 positions
+  c.rope_factor = 32;
+  c.rope_original_max_position = 4096;
   return c;
 }
 
@@ -209,6 +222,7 @@ ModelConfig gemma_3_1b() {
   c.sliding_window = 512;
   for (int l = 0; l < c.layers; ++l)
     if ((l + 1) % 6 != 0) c.sliding_layers.push_back(l);
+  c.local_rope = true;  // rope_local_base_freq 10,000 against rope_theta 1,000,000
   return c;
 }
 

@@ -1,5 +1,6 @@
 #include "sim/model/hf_config.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <optional>
 
@@ -105,7 +106,19 @@ class Reader {
     return out;
   }
 
+  // A number (integer or not) in (0, max]; `if_absent` when absent or null.
+  double number(std::string_view key, double if_absent, double max) const {
+    const json* v = find(key);
+    if (!v) return if_absent;
+    if (!v->is_number()) fail(key, "expected a number, got " + describe(*v));
+    const double x = v->get<double>();
+    if (!(x > 0)) fail(key, fmt::format("expected a positive number, got {}", v->dump()));
+    if (x > max) fail(key, fmt::format("{} is above the limit of {} (docs/limits.md)", v->dump(), max));
+    return x;
+  }
+
   const std::string& source() const { return source_; }
+  const std::string& prefix() const { return prefix_; }
 
  private:
   const json& j_;
@@ -370,6 +383,31 @@ bool reads_sliding_layers(Architecture a) {
   return a == Architecture::gpt_oss || a == Architecture::gemma2 || a == Architecture::gemma3_text;
 }
 
+// rope_scaling: its type under "rope_type" (or "type" in older configs), its factor and, for yarn,
+// original_max_position_embeddings: what vLLM's get_rope reads to size its table
+// (vllm/model_executor/layers/rotary_embedding/__init__.py; rotary_cache.hpp). Other types (longrope,
+// mrope, ntk, ...) belong to architectures not modelled here.
+void read_rope_scaling(const Reader& r, ModelConfig& c) {
+  const json* s = r.find("rope_scaling");
+  if (!s) return;
+  if (!s->is_object()) r.fail("rope_scaling", "expected an object, got " + describe(*s));
+  const Reader q(*s, r.source(), r.prefix() + "rope_scaling.");
+  const std::string type_key = q.find("rope_type") ? "rope_type" : "type";
+  const std::string type = q.string(type_key).value_or("default");
+  if (type == "default") return;
+  constexpr RopeScaling kTypes[] = {RopeScaling::linear, RopeScaling::dynamic, RopeScaling::llama3, RopeScaling::yarn};
+  const auto* found = std::find_if(std::begin(kTypes), std::end(kTypes),
+                                   [&](RopeScaling t) { return rope_scaling_name(t) == type; });
+  if (found == std::end(kTypes))
+    q.fail(type_key, fmt::format("'{}' is not modelled (supported: default, linear, dynamic, llama3, yarn)", type));
+  c.rope_scaling = *found;
+  if (!q.find("factor")) q.missing("factor");
+  c.rope_factor = q.number("factor", 1, limits::kMaxRopeFactor);
+  if (c.rope_scaling == RopeScaling::yarn)
+    c.rope_original_max_position =
+        q.positive64("original_max_position_embeddings", "yarn", limits::kMaxPositionEmbeddings);
+}
+
 void reject_sliding_window(const Reader& r, Architecture a) {
   // Sliding-window attention changes KV sizing; these models ship without it (gpt-oss's and
   // Gemma's windowed layers are read in parse_hf_config).
@@ -505,6 +543,7 @@ ModelConfig parse_hf_config(const json& j, const std::string& source, const std:
   c.max_position = r.positive64("max_position_embeddings", mt, limits::kMaxPositionEmbeddings);
   c.tie_word_embeddings = r.boolean("tie_word_embeddings", false);
   c.dtype = read_dtype(r);
+  read_rope_scaling(r, c);
   c.quantization = read_quantization(j, top);
   reject_sliding_window(r, c.architecture);
 
@@ -594,6 +633,11 @@ ModelConfig parse_hf_config(const json& j, const std::string& source, const std:
         for (int l = 0; l < c.layers; ++l)
           if ((l + 1) % pattern != 0) c.sliding_layers.push_back(l);
       }
+      // gemma3.py Gemma3Attention: sliding layers rotate with rope_local_base_freq and no scaling
+      // (Gemma3TextConfig defaults: 10,000 and rope_theta 1,000,000).
+      if (c.architecture == Architecture::gemma3_text)
+        c.local_rope = r.number("rope_local_base_freq", 10'000, 1e12) != r.number("rope_theta", 1'000'000, 1e12) ||
+                       c.rope_scaling != RopeScaling::none;
       break;
     }
     case Architecture::llama4:

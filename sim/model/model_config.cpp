@@ -22,6 +22,17 @@ std::string_view architecture_name(Architecture architecture) {
   return "?";
 }
 
+std::string_view rope_scaling_name(RopeScaling scaling) {
+  switch (scaling) {
+    case RopeScaling::none: return "default";
+    case RopeScaling::linear: return "linear";
+    case RopeScaling::dynamic: return "dynamic";
+    case RopeScaling::llama3: return "llama3";
+    case RopeScaling::yarn: return "yarn";
+  }
+  return "?";
+}
+
 const std::vector<std::string>& supported_architectures() {
   static const std::vector<std::string> names = {"llama",       "qwen2",   "qwen3",       "qwen3_moe", "mixtral",
                                                  "deepseek_v3", "mistral", "deepseek_v2", "gpt_oss", "gemma2",

@@ -17,6 +17,11 @@ enum class Architecture {
 };
 
 std::string_view architecture_name(Architecture architecture);  // the model_type string
+
+// config.json's rope_scaling type ("rope_type", or "type" in older configs; absent or "default":
+// none), the cases vLLM's get_rope dispatches on for the architectures above (rotary_cache.hpp).
+enum class RopeScaling { none, linear, dynamic, llama3, yarn };
+std::string_view rope_scaling_name(RopeScaling scaling);  // "default", "linear", ...
 const std::vector<std::string>& supported_architectures();       // in the order above
 
 // How weights were quantized in the checkpoint (HF `quantization_config`), as vLLM lays them out
@@ -99,6 +104,14 @@ struct ModelConfig {
   DType dtype = DType::bf16;       // dtype of unquantized weights and activations as served
   WeightQuantization quantization;
   int mtp_layers = 0;              // num_nextn_predict_layers: multi-token-prediction modules
+
+  // Rotary position embedding (rotary_cache.hpp sizes the tables an engine builds from it).
+  RopeScaling rope_scaling = RopeScaling::none;
+  double rope_factor = 1;                        // rope_scaling.factor
+  std::int64_t rope_original_max_position = 0;  // rope_scaling.original_max_position_embeddings (yarn)
+  // Gemma 3: the sliding layers rotate with rope_local_base_freq and no scaling; true when that
+  // differs from the global layers' rope (rope_theta, rope_scaling), so the two need a table each.
+  bool local_rope = false;
 
   // gpt-oss: a learned attention-sink logit per head, biases on the router and the experts, and
   // every other layer attending to a sliding window of `sliding_window` tokens (layer_types);

@@ -21,6 +21,9 @@ inline constexpr std::int64_t kMaxWeightBlock = 65536;           // 128 (fp8 wei
 // No model has a context anywhere near a billion tokens (Llama 4 Scout: 10M); equal to the
 // workload's kMaxTokenCount, so that any request a trace can hold has a model length to compare to.
 inline constexpr std::int64_t kMaxPositionEmbeddings = 1'000'000'000;
+// rope_scaling.factor: published configs use up to 40 (DeepSeek-V3's yarn); a rotary table of
+// max_position_embeddings × factor positions stays within 64-bit bytes at any of the limits here.
+inline constexpr double kMaxRopeFactor = 1024;
 
 // One step: tokens in the batch (vLLM max_num_batched_tokens, SGLang chunked prefill, `headroom
 // model --tokens`) and sequences in it. A step's largest activation, tokens × experts per token ×

@@ -28,7 +28,7 @@ std::variant<ProfiledMeasurement, std::string> measure_profiled(engine::KvSizing
                        in.prefill_tokens, in.batch_seqs, p.oom_tensor, p.oom->message(in.deployment.gpu.vendor == "amd"));
   ProfiledMeasurement m;
   m.budget.requested = static_cast<Bytes>(std::floor(static_cast<double>(total) * fraction));
-  m.budget.weights = r.bytes.weights;
+  m.budget.weights = r.bytes.weights + r.bytes.rotary_cache;  // vLLM: model_memory_usage
   m.budget.activation_peak = p.peak_allocated_increase;
   const Bytes non_torch = total - dev.free_bytes() - r.memory.allocator->reserved_bytes();
   m.budget.non_torch_increase = non_torch > in.non_torch_at_start ? non_torch - in.non_torch_at_start : 0;

@@ -140,6 +140,7 @@ nlohmann::json summary_json(const RunContext& run, const Outcome& o) {
                             {"graph_batch_sizes", st.graph_batch_sizes},
                             {"bytes",
                              {{"weights", st.bytes.weights},
+                              {"rotary_cache", st.bytes.rotary_cache},
                               {"kv_cache", st.bytes.kv_cache},
                               {"request_pool", st.bytes.request_pool},
                               {"workspaces", st.bytes.workspaces},

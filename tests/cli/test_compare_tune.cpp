@@ -57,7 +57,8 @@ TEST_CASE("incident: a workspace sized by the maximum context fails start-up on 
   CHECK(rows["engine"]["startup_failure"]["stage"] == "attention workspace");
   CHECK(rows["engine"]["first_oom"]["tried_bytes"] == 16640ull * 1024 * 1024);  // 16.25 GiB
   CHECK(clean(rows["workspace_aware"]));
-  CHECK(rows["workspace_aware"]["kv_tokens"] == 38000);
+  // 512 tokens (64 MiB) fewer than before SGLang's float32 rotary cache was allocated (§10).
+  CHECK(rows["workspace_aware"]["kv_tokens"] == 37488);
   CHECK(rows["workspace_aware"]["ooms_avoided"] == 1);
   CHECK(startup_oom(rows["workspace_cap"]));
   CHECK(startup_oom(rows["static_fraction"]));
@@ -100,9 +101,10 @@ TEST_CASE("incident: per-layer buffers pin the cache and a burst's mixed batches
   // same engine, model and burst on the 180 s around it: the original trace's 2680-2770 s, stretched
   // 2x, the burst 40 s in. The buffers are still created by the first decode steps, in the cache the
   // profile run left, 40 s of mixed batches split what is left around them, and every policy's
-  // verdict is the one it has on the full trace (the engine fails on the same 920 MiB of cub's
-  // buffers inside the sampler's sort, 12 B × 621 × 129,280, with 1.89 GiB reserved but unallocated
-  // and 32 MiB free).
+  // verdict is the one it has on the full trace (the engine fails on 918 MiB of cub's buffers inside
+  // the sampler's sort, 12 B × 620 × 129,280, with 1.91 GiB reserved but unallocated and 12 MiB free;
+  // 920 MiB at 621 rows, 1.89 GiB and 32 MiB before the 20 MiB rotary cache per rank was allocated,
+  // serving-memory-model.md §10).
   std::string text = slurp(source_dir() / "scenarios" / "incident-fragmentation-after-mixed-batches.yaml");
   const std::string full = "  transforms:\n    time_scale: 2.0\n    burst: {at_s: 5400, duration_s: 120, factor: 8}\n";
   const std::size_t at = text.find(full);

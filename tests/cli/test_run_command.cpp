@@ -38,12 +38,14 @@ TEST_CASE("run: the quickstart serves its workload and writes every output") {
   REQUIRE(r.exit_code == 0);
   // 27,008 blocks before the native sampler's sort scratch (10 B × 1024 × 128,256 = 1.22 GiB of
   // profile peak, 626 blocks of 2 MiB) was modelled.
-  CHECK_THAT(r.output, Catch::Contains("start-up         ok: 422112 KV tokens (26382 blocks of 16)"));
+  CHECK_THAT(r.output, Catch::Contains("start-up         ok: 421856 KV tokens (26366 blocks of 16)"));
   CHECK_THAT(r.output, Catch::Contains("OOM              none"));
   CHECK_THAT(r.output, Catch::Contains("serves all 3000 requests without running out of memory"));
   auto j = nlohmann::json::parse(slurp(out / "summary.json"));
   CHECK(j["startup"]["ok"] == true);
-  CHECK(j["startup"]["kv_tokens"] == 422112);
+  // 16 blocks fewer than before the 32 MiB rotary cache was allocated (serving-memory-model.md §10).
+  CHECK(j["startup"]["kv_tokens"] == 421856);
+  CHECK(j["startup"]["bytes"]["rotary_cache"] == 33554432);
   CHECK(j["oom"].is_null());
   CHECK(j["requests"]["completed"] == 3000);
   CHECK(j["metrics"]["ttft_s"]["p50"].get<double>() > 0);

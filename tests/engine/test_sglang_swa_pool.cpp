@@ -86,22 +86,24 @@ TEST_CASE("SGLang Llama-4-Scout at TP 4 on an H100, context 32,768: 36 chunked l
   // cell_size over all 48 layers: 8 KV heads / TP 4 × (128 + 128) × 48 × 2 bytes.
   CHECK(f.cell_size == 49152);
   const auto profiled = static_cast<std::int64_t>(f.rest_memory / 49152.0);
-  // 304,828 profiled tokens (what --disable-hybrid-swa-memory gets): full = int(304,828 × 48 /
-  // (0.8 × 36 + 12)) = int(358,621.2) = 358,621, swa = int(358,621 × 0.8) = 286,896.
-  CHECK(profiled == 304828);
-  CHECK(r.kv_tokens == 358621);
-  CHECK(f.swa_tokens == 286896);
+  // 195,601 profiled tokens (what --disable-hybrid-swa-memory gets; 304,828 before the float32
+  // rotary cos_sin_cache [10485760, 128] of the 36 RoPE layers, 5 GiB, was allocated among the
+  // weights, serving-memory-model.md §10): full = int(195,601 × 48 / (0.8 × 36 + 12)) =
+  // int(230,118.8) = 230,118, swa = int(230,118 × 0.8) = 184,094.
+  CHECK(profiled == 195601);
+  CHECK(r.kv_tokens == 230118);
+  CHECK(f.swa_tokens == 184094);
   CHECK(f.full_layers == 12);
   CHECK(f.swa_layers == 36);
   CHECK(f.swa_layers_chunked);
   CHECK(f.sliding_window == 8192);  // model_runner.py: sliding_window_size = attention_chunk_size
-  // clamp(int(304,828 / 32,768 × 512), 2048, 4096) = 4,096 rows, sized before the split.
-  CHECK(f.max_num_reqs == 4096);
-  // 24 full-layer tensors [358,622, 2, 128], 72 chunked-layer tensors [286,897, 2, 128], the map.
+  // clamp(int(195,601 / 32,768 × 512), 2048, 4096) = 3,056 rows, sized before the split.
+  CHECK(f.max_num_reqs == 3056);
+  // 24 full-layer tensors [230,119, 2, 128], 72 chunked-layer tensors [184,095, 2, 128], the map.
   REQUIRE(r.memory.kv_cache.size() == 97);
-  CHECK(r.memory.kv_cache[0]->requested_size == Bytes{358622} * 512);
-  CHECK(r.memory.kv_cache[24]->requested_size == Bytes{286897} * 512);
-  CHECK(r.memory.kv_cache[96]->requested_size == Bytes{358623} * 8);
+  CHECK(r.memory.kv_cache[0]->requested_size == Bytes{230119} * 512);
+  CHECK(r.memory.kv_cache[24]->requested_size == Bytes{184095} * 512);
+  CHECK(r.memory.kv_cache[96]->requested_size == Bytes{230120} * 8);
   // 52 graph sizes up to 512 (§2.1 table at TP 4 on 80 GB); FA3's metadata as in the case above:
   // 2,048 + 2 × 2,052 + 3 × 64 MiB + 256 KiB + 8,196 + 8,192 = 201,611,276 bytes asked, the
   // caching allocator's 512-byte rounding of 2,052, 2,052 and 8,196 adds 3 × 508.
@@ -130,15 +132,16 @@ TEST_CASE("SGLang Llama 4: SWARadixCache by default, version 0.4 with it and non
   CHECK_THROWS_WITH(resolve(a100, on("a100-80gb", scout, 4)),
                     Catch::Contains("(llama4) runs on triton here, which is not modelled; SGLang serves Llama 4 on fa3, "
                                     "aiter, triton, ascend, trtllm_mha or intel_xpu"));
-  // --disable-hybrid-swa-memory: one MHA pool over all 48 layers, the profiled 304,828 tokens, and
-  // still fa3 with the local-attention tables but no swa_page_table.
+  // --disable-hybrid-swa-memory: one MHA pool over all 48 layers, the profiled 195,601 tokens (the
+  // 5 GiB float32 rotary cache allocated, §10), and still fa3 with the local-attention tables but no
+  // swa_page_table.
   SglangConfig one;
   one.disable_hybrid_swa_memory = true;
   one.context_length = 32768;
   StartupResult r = sglang_startup(on("h100-sxm-80gb", scout, 4), one);
   REQUIRE(r.ok);
   CHECK(std::get<SglangFigures>(r.figures).swa_tokens == 0);
-  CHECK(r.kv_tokens == 304828);
+  CHECK(r.kv_tokens == 195601);
   CHECK(r.memory.kv_cache.size() == 96);
   CHECK(r.bytes.workspaces == 201611276 + 3 * 508 - 67108864);
 }
@@ -154,15 +157,16 @@ TEST_CASE("SGLang gpt-oss-20b on an H100 with --disable-radix-cache: fa3, 1.11x 
   CHECK(f.cell_size == 49152);
   const auto profiled = static_cast<std::int64_t>(f.rest_memory / 49152.0);
   const SglangSwaTokens split = sglang_hybrid_swa_tokens(profiled, 12, 12, 0.8, 1);
-  // 1,153,296 profiled tokens (the pool --disable-hybrid-swa-memory gets): int(27,679,104 / 21.6)
-  // = 1,281,440 full, int(× 0.8) = 1,025,152 SWA.
-  CHECK(profiled == 1153296);
-  CHECK(split == SglangSwaTokens{1281440, 1025152});
+  // 1,152,613 profiled tokens (the pool --disable-hybrid-swa-memory gets; 683 fewer than before the
+  // float32 rotary cos_sin_cache [131072, 64], 32 MiB, was allocated among the weights, §10):
+  // int(1,152,613 × 24 / 21.6) = 1,280,681 full, int(× 0.8) = 1,024,544 SWA.
+  CHECK(profiled == 1152613);
+  CHECK(split == SglangSwaTokens{1280681, 1024544});
   CHECK(r.kv_tokens == split.full);
   CHECK(f.swa_tokens == split.swa);
   // --max-total-tokens caps the tokens before the split: the setting that gives this pool.
   CHECK_THAT(engine_traits(model::Engine::sglang).capacity_setting(r),
-             Catch::StartsWith("--max-total-tokens 1153296 (") && Catch::Contains("1281440 full and 1025152 SWA"));
+             Catch::StartsWith("--max-total-tokens 1152613 (") && Catch::Contains("1280681 full and 1024544 SWA"));
   CHECK(f.sliding_window == 127);  // gpt_oss.py get_attention_sliding_window_size: sliding_window - 1
   CHECK(f.full_layers == 12);
   CHECK(f.swa_layers == 12);
@@ -218,7 +222,7 @@ TEST_CASE("SGLang gpt-oss with --disable-hybrid-swa-memory: one MHA pool over al
   const auto& f = std::get<SglangFigures>(r.figures);
   CHECK(f.swa_tokens == 0);
   CHECK(r.kv_tokens == static_cast<std::int64_t>(f.rest_memory / 49152.0));
-  CHECK(r.kv_tokens == 1153296);
+  CHECK(r.kv_tokens == 1152613);  // 683 fewer with the 32 MiB rotary cache (§10)
   REQUIRE(r.memory.kv_cache.size() == 48);
 }
 

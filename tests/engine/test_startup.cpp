@@ -508,3 +508,72 @@ TEST_CASE("LightLLM versions: parsed by name, an unknown one lists the modelled 
                     "lightllm version 3.0.0: model 'DeepSeek-V3' uses MLA, which this simulator models only for "
                     "LightLLM current");
 }
+
+TEST_CASE("the rotary cache at start-up: vLLM counts it as loaded, SGLang's is float32, LightLLM's follows the pool (§10)") {
+  // vLLM: Llama-3.1-8B's cos_sin_cache [131072, 128] bf16, built after layer 0's o_proj, in
+  // model_memory_usage beside the weights.
+  StartupResult v = vllm_startup(on("h100-sxm-80gb"), VllmConfig{});
+  REQUIRE(v.ok);
+  CHECK(v.bytes.rotary_cache == 33'554'432);
+  REQUIRE(v.memory.rotary_cache.size() == 1);
+  CHECK(v.bytes.weights == 16'060'522'496);
+  CHECK(std::get<VllmFigures>(v.figures).model_memory_usage == v.bytes.weights + v.bytes.rotary_cache);
+  // SGLang keeps it in float32 on CUDA: 64 MiB, gone from the free memory its pool is sized from.
+  StartupResult s = sglang_startup(on("h100-sxm-80gb"), SglangConfig{});
+  REQUIRE(s.ok);
+  CHECK(s.bytes.rotary_cache == 67'108'864);
+  const auto& sf = std::get<SglangFigures>(s.figures);
+  CHECK(sf.total_gpu_memory - sf.available_gpu_memory >= s.bytes.weights + s.bytes.rotary_cache);
+  // LightLLM current: _init_custom after the pool and request manager: llama3 rope, two
+  // [max(131072, 16392), 64] bf16 tables; the pool's tokens come from the free memory before them.
+  StartupResult l = lightllm_startup(on("h100-sxm-80gb"), LightllmConfig{});
+  REQUIRE(l.ok);
+  CHECK(l.bytes.rotary_cache == 2 * Bytes{131072} * 64 * 2);
+  REQUIRE(l.memory.rotary_cache.size() == 2);
+  const auto& lf = std::get<LightllmFigures>(l.figures);
+  CHECK(l.kv_tokens == lightllm_kv_tokens(lf.free_after_weights, l.memory.device->total(), 0.9, lf.cell));
+}
+
+TEST_CASE("LightLLM's rotary rows by version, model class and rope_scaling (§10)") {
+  const model::ModelConfig llama = model::catalogue_model("Llama-3.1-8B");
+  // 2.0.0 (llama/model.py @ 8b8a4e13c): factor 8 applied to every type, + 64 Ki rows.
+  auto old = lightllm_rotary_tables(llama, LightllmVersion::v2_0_0, 16392);
+  REQUIRE(old.size() == 2);
+  CHECK(old[0].name == "_cos_cached");
+  CHECK(old[1].name == "_sin_cached");
+  CHECK(old[0].positions == 131072 * 8 + 65536);
+  CHECK(old[0].bytes() + old[1].bytes() == 272 * MiB);
+  // 3.0.0 and current: llama3 → max(max_position, max_seq_length).
+  CHECK(lightllm_rotary_tables(llama, LightllmVersion::v3_0_0, 16392)[0].positions == 131072);
+  CHECK(lightllm_rotary_tables(llama, LightllmVersion::current, 200008)[0].positions == 200008);
+  // No rope_scaling: max(max_position + 128 Ki, max_seq_length): Qwen2.5-7B-Instruct 163,840 rows, 40 MiB.
+  const model::ModelConfig qwen = model::catalogue_model("Qwen2.5-7B-Instruct");
+  auto q = lightllm_rotary_tables(qwen, LightllmVersion::current, 16392);
+  CHECK(q[0].positions == 163840);
+  CHECK(q[0].bytes() + q[1].bytes() == 40 * MiB);
+  // mistral/model.py: max_position × factor + 64 Ki: 98,304 rows of 64.
+  CHECK(lightllm_rotary_tables(model::catalogue_model("Mistral-7B-v0.3"), LightllmVersion::current, 16392)[0].positions ==
+        98304);
+  // deepseek2/model.py (current): max_position_embeddings rows of qk_rope_head_dim / 2: 2 × 10 MiB.
+  auto ds = lightllm_rotary_tables(model::catalogue_model("DeepSeek-V2-Lite"), LightllmVersion::current, 16392);
+  CHECK(ds[0].positions == 163840);
+  CHECK(ds[0].width == 32);
+  CHECK(ds[0].bytes() == 10 * MiB);
+  // yarn on a llama-class model (Qwen2.5's factor 4 over 32,768): current cat(freqs, freqs) over
+  // max(max_position, max_seq_length), head_dim wide; 3.0.0 the default rule with the factor.
+  model::ModelConfig yarn = qwen;
+  yarn.rope_scaling = model::RopeScaling::yarn;
+  yarn.rope_factor = 4;
+  yarn.rope_original_max_position = 32768;
+  auto y = lightllm_rotary_tables(yarn, LightllmVersion::current, 16392);
+  CHECK(y[0].positions == 32768);
+  CHECK(y[0].width == 128);
+  CHECK(lightllm_rotary_tables(yarn, LightllmVersion::v3_0_0, 16392)[0].positions == 32768 * 4 + 131072);
+  // current refuses linear (llama/model.py _init_custom: "Unknown RoPE scaling type").
+  model::ModelConfig linear = qwen;
+  linear.rope_scaling = model::RopeScaling::linear;
+  linear.rope_factor = 2;
+  CHECK_THROWS_WITH(lightllm_rotary_tables(linear, LightllmVersion::current, 16392),
+                    Catch::Contains("rope_scaling type linear, which LightLLM's llama/model.py _init_custom refuses"));
+  CHECK(lightllm_rotary_tables(linear, LightllmVersion::v3_0_0, 16392)[0].positions == 65536 + 131072);
+}

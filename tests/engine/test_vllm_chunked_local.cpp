@@ -69,7 +69,10 @@ TEST_CASE("vLLM starts Llama-4-Scout at TP 4: 20 GiB is 109,226 blocks, 436,896 
   c.kv_cache_memory_bytes = 20 * GiB;
   c.max_model_len = 32768;
   c.cudagraph_mode = CudaGraphMode::none;  // the pool is what is checked here
-  StartupResult r = vllm_startup(on("h100-sxm-80gb", kScout, 4), c);
+  // On H200s: since the bf16 rotary cos_sin_cache [10485760, 128] (2.5 GiB, serving-memory-model.md
+  // §10) is allocated, an H100's 80 GB no longer holds a rank's weights, 20 GiB of KV and the
+  // 1,024-row sampler warm-up; the pool's figures below do not depend on the GPU.
+  StartupResult r = vllm_startup(on("h200-141gb", kScout, 4), c);
   INFO(r.failure);
   REQUIRE(r.ok);
   // page = 2 × 16 × (8 / 4) × 128 × 2 B = 16 KiB; num_blocks = 20 GiB // 16 KiB // 12 = 109,226;
@@ -83,7 +86,7 @@ TEST_CASE("vLLM starts Llama-4-Scout at TP 4: 20 GiB is 109,226 blocks, 436,896 
   CHECK(std::get<VllmFigures>(r.figures).max_concurrency == Approx(109226.0 / 5120.0));
   // Hybrid manager off: 48 tensors, 20 GiB // 16 KiB // 48 = 27,306 blocks, 436,896 tokens, 27,306 / 2,048.
   c.disable_hybrid_kv_cache_manager = true;
-  StartupResult unified = vllm_startup(on("h100-sxm-80gb", kScout, 4), c);
+  StartupResult unified = vllm_startup(on("h200-141gb", kScout, 4), c);
   REQUIRE(unified.ok);
   CHECK(unified.kv_blocks == 27306);
   CHECK(unified.kv_tokens == 436896);

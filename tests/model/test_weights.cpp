@@ -1,6 +1,7 @@
 // Weight tensors per tensor-parallel rank: splits, replication, vocabulary padding, MoE and MLA.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -11,6 +12,7 @@
 #include "sim/core/error.hpp"
 #include "sim/model/catalogue.hpp"
 #include "sim/model/hf_config.hpp"
+#include "sim/model/rotary_cache.hpp"
 #include "sim/model/tensor_parallel.hpp"
 #include "sim/model/weights.hpp"
 #include "tests/model/weight_tensors.hpp"
@@ -165,21 +167,27 @@ Bytes checkpoint_bytes(const ModelConfig& c) {
 }
 
 // Loads `w` through PyTorch's caching allocator in load order, as the engine's start-up does, on a
-// device too large to fail: `buffer` right after the tensor named `buffer_after` (vLLM builds
-// the rotary cache in layer 0's attention, after o_proj), then `after_loading`; tensors whose
-// name ends with `skip` are left out. Returns the allocated bytes: what vLLM's
-// CudaMemoryProfiler reads.
-Bytes allocated_after_loading(const WeightList& w, const std::string& buffer_after, Bytes buffer,
+// device too large to fail: vLLM's rotary tables where the model's layers build them
+// (rotary_cache.hpp: layer 0's attention, after o_proj), then `after_loading`; tensors whose name
+// ends with `skip` are left out. Returns the allocated bytes: what vLLM's CudaMemoryProfiler reads.
+Bytes allocated_after_loading(const WeightList& w, const std::vector<RotaryTable>& tables,
                               const std::vector<Bytes>& after_loading, const std::string& skip = "") {
   device::DeviceSpec spec;
   spec.total = Bytes{1} << 50;
   device::Device gpu(spec);
   alloc::CachingAllocator allocator(gpu);
   bool all_allocated = true;
-  for (const auto& t : w.tensors) {
+  const std::vector<std::ptrdiff_t> at = rotary_load_positions(w, tables);
+  auto tables_at = [&](std::size_t i) {
+    for (std::size_t k = 0; k < tables.size(); ++k)
+      if (at[k] == static_cast<std::ptrdiff_t>(i)) all_allocated &= allocator.malloc(tables[k].bytes()) != nullptr;
+  };
+  for (std::size_t i = 0; i < w.tensors.size(); ++i) {
+    tables_at(i);
+    const auto& t = w.tensors[i];
     if (skip.empty() || !t.name.ends_with(skip)) all_allocated &= allocator.malloc(t.bytes()) != nullptr;
-    if (t.name == buffer_after) all_allocated &= allocator.malloc(buffer) != nullptr;
   }
+  tables_at(w.tensors.size());
   for (Bytes b : after_loading) all_allocated &= allocator.malloc(b) != nullptr;
   REQUIRE(all_allocated);
   return allocator.allocated_bytes();
@@ -251,9 +259,12 @@ TEST_CASE("published loaded size: FP8 per-tensor nm-testing/Meta-Llama-3-8B-Inst
   Bytes allocated = 0;
   for (const auto& t : w.tensors) allocated += (t.bytes() + 511) / 512 * 512;
   // Plus a buffer that is not a weight: the rotary cos_sin_cache [max_position_embeddings,
-  // head_dim] in the model dtype (vLLM rotary_embedding.py RotaryEmbedding), 8192 x 128 x 2 B.
-  REQUIRE(c.max_position == 8192);
-  allocated += c.max_position * c.head_dim * 2;
+  // head_dim] in the model dtype (rotary_cache.hpp; vLLM rotary_embedding.py RotaryEmbedding),
+  // 8192 x 128 x 2 B, one for all 32 layers.
+  const std::vector<RotaryTable> rotary = rotary_tables(c, {});
+  REQUIRE(rotary.size() == 1);
+  CHECK(rotary[0].bytes() == Bytes{8192} * 128 * 2);
+  allocated += rotary[0].bytes();
   const double gib = 1024.0 * 1024.0 * 1024.0;
   CHECK(std::abs(static_cast<double>(allocated) / gib - 8.4596) <= 0.00005);
 }
@@ -376,10 +387,13 @@ TEST_CASE("published loaded size: bf16 Meta-Llama-3.1-8B-Instruct in vLLM 0.5.4"
   Bytes allocated = 0;
   for (const auto& t : w.tensors) allocated += (t.bytes() + 511) / 512 * 512;  // all already whole blocks
   CHECK(allocated == 16'060'522'496);
-  // The rotary cos_sin_cache [max_position_embeddings, head_dim] in bf16 (rotary_embedding.py
-  // Llama3RotaryEmbedding, built for all 131,072 positions whatever max_model_len): 32 MiB.
-  REQUIRE(c.max_position == 131072);
-  allocated += c.max_position * c.head_dim * 2;
+  // The rotary cos_sin_cache [max_position_embeddings, head_dim] in bf16 (rotary_cache.hpp;
+  // rotary_embedding.py Llama3RotaryEmbedding, built for all 131,072 positions whatever
+  // max_model_len): 32 MiB.
+  const std::vector<RotaryTable> rotary = rotary_tables(c, {});
+  REQUIRE(rotary.size() == 1);
+  CHECK(rotary[0].bytes() == Bytes{131072} * 128 * 2);
+  allocated += rotary[0].bytes();
   const double gib = 1024.0 * 1024.0 * 1024.0;
   CHECK(std::abs(static_cast<double>(allocated) / gib - 14.9888) <= 0.00005);
 }
@@ -391,8 +405,6 @@ TEST_CASE("published loaded sizes: INT4 AWQ and GPTQ in vLLM, PyTorch's unsplit 
   // 5.3494 GB for …-autoround-gptq-4bit-sym (gptq_marlin): allocated bytes / 2^30, 4 decimals.
   // Made by the readme's recipes, so laid out as the checkpoints above (sym changes no tensor).
   const double gib = 1024.0 * 1024.0 * 1024.0;
-  const std::string o_proj = "model.layers.0.self_attn.o_proj.scales";  // the last o_proj tensor
-  const Bytes rotary = Bytes{131072} * 128 * 2;  // cos_sin_cache [max_position_embeddings, head_dim] fp16
   // gptq_marlin.py / awq_marlin.py process_weights_after_loading (v0.5.x): marlin_make_workspace
   // of out/64 × 16 int32 for each of the four fused layers.
   std::vector<Bytes> workspaces;
@@ -400,25 +412,38 @@ TEST_CASE("published loaded sizes: INT4 AWQ and GPTQ in vLLM, PyTorch's unsplit 
     for (Bytes out : {6144, 4096, 28672, 4096}) workspaces.push_back(out / 64 * 16 * 4);
   WeightOptions o;
   o.pad_vocab = false;
-  WeightList awq = model_weights(published_config("xinyuwei-david/Meta-Llama-3.1-8B-Instruct-awq-4bit"), o);
-  WeightList gptq = model_weights(published_config("xinyuwei-david/Meta-Llama-3.1-8B-Instruct-gptq-4bit"), o);
+  const ModelConfig awq_config = published_config("xinyuwei-david/Meta-Llama-3.1-8B-Instruct-awq-4bit");
+  const ModelConfig gptq_config = published_config("xinyuwei-david/Meta-Llama-3.1-8B-Instruct-gptq-4bit");
+  WeightList awq = model_weights(awq_config, o);
+  WeightList gptq = model_weights(gptq_config, o);
+  // The rotary cos_sin_cache [max_position_embeddings, head_dim] in fp16 (rotary_cache.hpp), built
+  // after layer 0's o_proj (its last tensor, the scales).
+  const std::vector<RotaryTable> rotary = rotary_tables(awq_config, {});
+  REQUIRE(rotary.size() == 1);
+  REQUIRE(rotary_tables(gptq_config, {}) == rotary);
+  CHECK(rotary[0].bytes() == Bytes{131072} * 128 * 2);
+  const auto o_proj = std::find_if(awq.tensors.begin(), awq.tensors.end(), [](const WeightTensor& t) {
+    return t.name == "model.layers.0.self_attn.o_proj.scales";
+  });
+  REQUIRE(o_proj != awq.tensors.end());
+  CHECK(rotary_load_positions(awq, rotary) == std::vector<std::ptrdiff_t>{o_proj - awq.tensors.begin() + 1});
 
   // The allocator counts a block's whole size, and does not split a large-pool block when at most
   // 1 MiB would remain (CUDACachingAllocator.cpp should_split, kSmallSize). The 1.75 MiB scales of
   // gate_up_proj share 20 MiB segments with the 8 MiB o_proj qweight (both under 10 MiB,
   // kMinLargeAlloc): where one of them ends a segment it keeps the 0.5 or 1 MiB left over, 8 MiB
   // in all, which bf16 Llama (every tensor a multiple of 2 MiB) does not have.
-  const Bytes awq_allocated = allocated_after_loading(awq, o_proj, rotary, workspaces);
-  CHECK(awq_allocated - (awq.bytes + rotary + 1'376'256) == Bytes{8} << 20);
+  const Bytes awq_allocated = allocated_after_loading(awq, rotary, workspaces);
+  CHECK(awq_allocated - (awq.bytes + rotary[0].bytes() + 1'376'256) == Bytes{8} << 20);
   CHECK(std::abs(static_cast<double>(awq_allocated) / gib - 5.3748) <= 0.00005);
   // gptq (exllama): the layout as created, g_idx included: the figure leaves no room for having
   // dropped its 3,407,872 B, so in 0.5.4 exllama's shuffle had not run when the profiler read.
-  const Bytes exllama_allocated = allocated_after_loading(gptq, o_proj, rotary, {});
-  CHECK(exllama_allocated - (gptq.bytes + rotary) == Bytes{8} << 20);
+  const Bytes exllama_allocated = allocated_after_loading(gptq, rotary, {});
+  CHECK(exllama_allocated - (gptq.bytes + rotary[0].bytes()) == Bytes{8} << 20);
   CHECK(std::abs(static_cast<double>(exllama_allocated) / gib - 5.3767) <= 0.00005);
   // gptq_marlin (v0.5.x) creates qzeros on the meta device and, without desc_act, replaces g_idx
   // by an empty tensor after loading: 3,407,872 B of g_idx freed, all in the small pool.
-  const Bytes marlin_allocated = allocated_after_loading(gptq, o_proj, rotary, workspaces, ".qzeros") - 3'407'872;
+  const Bytes marlin_allocated = allocated_after_loading(gptq, rotary, workspaces, ".qzeros") - 3'407'872;
   CHECK(std::abs(static_cast<double>(marlin_allocated) / gib - 5.3494) <= 0.00005);
 
   // spottabathula69/gpu-llm-inference-platform, docs/phase-13-quantization.md (commit 3c16613e):
@@ -426,10 +451,13 @@ TEST_CASE("published loaded sizes: INT4 AWQ and GPTQ in vLLM, PyTorch's unsplit 
   // (its deployment file: vllm-openai v0.6.3.post1) logs "Loading model weights took 5.3440 GB".
   // awq.py keeps the layout as created; Llama-3-8B's rotary cache is [8192, 128] fp16, 2 MiB, and
   // falls into those 20 MiB segments too: 7.75 MiB of unsplit blocks.
-  WeightList llama3 = model_weights(published_config("casperhansen/llama-3-8b-instruct-awq"), o);
-  const Bytes llama3_rotary = Bytes{8192} * 128 * 2;
-  const Bytes llama3_allocated = allocated_after_loading(llama3, o_proj, llama3_rotary, {});
-  CHECK(llama3_allocated - (llama3.bytes + llama3_rotary) == Bytes{31} << 18);
+  const ModelConfig llama3_config = published_config("casperhansen/llama-3-8b-instruct-awq");
+  WeightList llama3 = model_weights(llama3_config, o);
+  const std::vector<RotaryTable> llama3_rotary = rotary_tables(llama3_config, {});
+  REQUIRE(llama3_rotary.size() == 1);
+  CHECK(llama3_rotary[0].bytes() == Bytes{8192} * 128 * 2);
+  const Bytes llama3_allocated = allocated_after_loading(llama3, llama3_rotary, {});
+  CHECK(llama3_allocated - (llama3.bytes + llama3_rotary[0].bytes()) == Bytes{31} << 18);
   CHECK(std::abs(static_cast<double>(llama3_allocated) / gib - 5.3440) <= 0.00005);
 }
 
