@@ -87,8 +87,9 @@ void print_startup(const scenario::Scenario& sc, const engine::StartupResult& st
                "full-attention layers\n",
                f->swa_tokens, f->swa_layers, f->swa_layers_chunked ? "chunked local attention" : "sliding-window",
                f->sliding_window, st.kv_tokens, f->full_layers);
-  fmt::print("  reserved for     weights {}, KV {}, workspaces {}, request pool {}, graph pool {}, non-torch {}\n",
-             format_bytes(b.weights), format_bytes(b.kv_cache), format_bytes(b.workspaces),
+  fmt::print("  reserved for     weights {}, rotary tables {}, KV {}, workspaces {}, request pool {}, graph pool {}, "
+             "non-torch {}\n",
+             format_bytes(b.weights), format_bytes(b.rotary_cache), format_bytes(b.kv_cache), format_bytes(b.workspaces),
              format_bytes(b.request_pool), format_bytes(b.graph_pool), format_bytes(b.non_torch));
   fmt::print("  device free      {} after start-up (torch reserved {})\n", format_bytes(b.device_free),
              format_bytes(b.reserved));

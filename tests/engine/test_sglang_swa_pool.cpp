@@ -120,7 +120,7 @@ TEST_CASE("SGLang Llama 4: SWARadixCache by default, version 0.4 with it and non
   StartupResult with_radix = sglang_startup(on("h100-sxm-80gb", scout, 4), radix);
   INFO(with_radix.failure);
   REQUIRE(with_radix.ok);
-  CHECK(with_radix.kv_tokens == 358621);
+  CHECK(with_radix.kv_tokens == 230118);
   SglangConfig old;
   old.version = SglangVersion::v0_4;
   CHECK_THROWS_WITH(resolve(old, on("h100-sxm-80gb", scout, 4)),
@@ -191,8 +191,8 @@ TEST_CASE("SGLang gpt-oss: the default flags run SWARadixCache, version 0.4 with
   SglangConfig radix;  // the default flags: the SWA pool with SWARadixCache, as with --disable-radix-cache
   StartupResult r = sglang_startup(on("h100-sxm-80gb", "gpt-oss-20b"), radix);
   REQUIRE(r.ok);
-  CHECK(r.kv_tokens == 1281440);
-  CHECK(std::get<SglangFigures>(r.figures).swa_tokens == 1025152);
+  CHECK(r.kv_tokens == 1280681);
+  CHECK(std::get<SglangFigures>(r.figures).swa_tokens == 1024544);
   SglangConfig old;
   old.version = SglangVersion::v0_4;
   CHECK_THROWS_WITH(resolve(old, on("h100-sxm-80gb", "gpt-oss-20b")),
