@@ -200,6 +200,34 @@ void VllmScheduler::schedule(Seconds now, StepPlan& plan) {
 
   // RUNNING requests first, in order.
   std::size_t index = 0;
+  if (steady_ && static_cast<Tokens>(running_.size()) <= budget) {
+    // The last plan decoded every running request and none finished: each decodes again, its
+    // context one token longer (the same entry add_to_plan would build from its row). Only one
+    // whose next token needs a new block goes through allocate_slots, with the general loop's
+    // preemptions; the requests a preemption takes off running_'s back are those last planned.
+    while (index < running_.size()) {
+      ScheduledRequest s = last_[index];
+      ++s.context_tokens;
+      const Tokens num_tokens = s.context_tokens + 1;
+      if (!cache_.fits_held_blocks(s.id, num_tokens, num_tokens)) {
+        const KvRequest kv = kv_view((*table_)[s.id]);
+        bool scheduled = true;
+        while (!cache_.allocate_slots(kv, 1)) {
+          const std::uint64_t victim = running_.back();
+          running_.pop_back();
+          preempt(victim, plan);
+          if (victim == s.id) {
+            scheduled = false;
+            break;
+          }
+        }
+        if (!scheduled) break;
+      }
+      plan.add(s);
+      ++index;
+    }
+    budget -= static_cast<Tokens>(index);
+  }
   while (index < running_.size() && budget > 0) {
     RequestState& r = (*table_)[running_[index]];
     const Tokens remaining = r.prompt_tokens + r.output_tokens - r.computed_tokens;
@@ -251,6 +279,7 @@ void VllmScheduler::schedule(Seconds now, StepPlan& plan) {
   }
 
   for (const ScheduledRequest& s : prefills_) plan.add(s);
+  steady_ = false;
   last_.assign(plan.scheduled.begin(), plan.scheduled.end());
   last_total_tokens_ = plan.total_tokens;
   step_in_flight_ = !plan.empty();
@@ -284,6 +313,9 @@ void VllmScheduler::complete_step(const StepPlan& plan, Seconds now, std::vector
     }
   }
   if (any_finished) remove_from_running(RequestStatus::finished);
+  // The next plan may be this one, a token on (schedule's steady path): every running request
+  // decoded and is still running.
+  steady_ = !any_finished && plan.decode_seqs == plan.seqs() && plan.scheduled.size() == running_.size();
 }
 
 void VllmScheduler::release(std::uint64_t id) {
@@ -296,6 +328,7 @@ void VllmScheduler::drop_step(const StepPlan& plan) {
   if (!step_in_flight_ || plan.scheduled.size() != last_.size())
     broken("drop_step with a plan this scheduler did not just make");
   step_in_flight_ = false;
+  steady_ = false;
   bool any = false;
   for (const ScheduledRequest& s : plan.scheduled) {
     RequestState& r = row(s.id);

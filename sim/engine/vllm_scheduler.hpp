@@ -127,6 +127,9 @@ class VllmScheduler final : public RequestBook<std::uint8_t> {
   std::vector<ScheduledRequest> last_;
   Tokens last_total_tokens_ = 0;
   bool step_in_flight_ = false;
+  // The last plan, completed, was all decodes of every running request, none of which finished
+  // (complete_step): the next plan starts from it (schedule's steady path).
+  bool steady_ = false;
 };
 
 }  // namespace headroom::engine
