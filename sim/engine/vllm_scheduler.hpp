@@ -130,6 +130,10 @@ class VllmScheduler final : public RequestBook<std::uint8_t> {
   // The last plan, completed, was all decodes of every running request, none of which finished
   // (complete_step): the next plan starts from it (schedule's steady path).
   bool steady_ = false;
+  // Per running request, in running_'s order: PagedKvCache::decode_fit_limit when the steady path
+  // made the last plan (fit_known_), so a steady decode asks the cache only at a block boundary.
+  std::vector<Tokens> fit_;
+  bool fit_known_ = false;
 };
 
 }  // namespace headroom::engine
