@@ -20,6 +20,10 @@
 // trace's output count or when prompt + outputs reach max_model_len (check_stop,
 // FINISHED_LENGTH_CAPPED).
 //
+// A steady decode batch (the last plan decoded every running request and none finished) is planned
+// from the last plan, each context a token on; only a request crossing a block boundary asks the KV
+// cache (same plans, same allocate_slots calls and preemptions as the loop above).
+//
 // Allocation-free once warm: the queues keep their capacity; the KV cache is sized at construction.
 #include <cstdint>
 #include <deque>
