@@ -91,6 +91,19 @@ class PagedKvCache {
     return held_blocks_fit(id, fed, 0, num_tokens);
   }
 
+  // The most tokens a decoding request (num_tokens = fed) may have fed with fits_held_blocks still
+  // true: fits_held_blocks(id, fed, fed) == (fed <= decode_fit_limit(id)) until the request's own
+  // blocks change or a prefix lookup is pending. 0 (never) where the fast path does not apply.
+  Tokens decode_fit_limit(RequestId id) const {
+    if (pending_valid_ || sliding_window_ != 0) return 0;
+    const RequestState* s = state_of(id);
+    if (!s) return 0;
+    const Tokens held = static_cast<Tokens>(s->tables[0].size()) * block_size_;
+    return caching_ ? std::min(held, static_cast<Tokens>(s->num_hashed + 1) * block_size_ - 1) : held;
+  }
+  // find_cached_prefix's hit waits for the next allocate_slots.
+  bool prefix_lookup_pending() const { return pending_valid_; }
+
   // vLLM KVCacheManager.free: every block of the request loses one reference, and those left
   // with none join the free queue in reverse table order, hashes kept. False (nothing done) for
   // a request holding no blocks, as vLLM pops an absent request's table as empty.

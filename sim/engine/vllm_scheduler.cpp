@@ -101,6 +101,7 @@ VllmScheduler::VllmScheduler(const VllmSchedulerLimits& limits)
   running_.reserve(reserve);
   prefills_.reserve(reserve);
   last_.reserve(reserve);
+  fit_.reserve(reserve);
 }
 
 RequestState& VllmScheduler::row(std::uint64_t id) const {
@@ -200,6 +201,45 @@ void VllmScheduler::schedule(Seconds now, StepPlan& plan) {
 
   // RUNNING requests first, in order.
   std::size_t index = 0;
+  bool fit_kept = false;
+  if (steady_ && static_cast<Tokens>(running_.size()) <= budget) {
+    // The last plan decoded every running request and none finished: each decodes again, its
+    // context one token longer (the entry add_to_plan would build from its row). Only one whose
+    // next token passes the tokens its held blocks take (fit_, PagedKvCache::decode_fit_limit)
+    // goes through allocate_slots, with the general loop's preemptions in the same order; those
+    // take running_'s back, whose entries are the plan's last.
+    plan.scheduled.assign(last_.begin(), last_.end());
+    if (!fit_known_ || cache_.prefix_lookup_pending()) {
+      fit_.resize(last_.size());
+      for (std::size_t i = 0; i < last_.size(); ++i) fit_[i] = cache_.decode_fit_limit(last_[i].id);
+    }
+    while (index < running_.size()) {
+      ScheduledRequest& s = plan.scheduled[index];
+      ++s.context_tokens;
+      if (s.context_tokens + 1 > fit_[index]) {
+        const KvRequest kv = kv_view((*table_)[s.id]);
+        bool scheduled = true;
+        while (!cache_.allocate_slots(kv, 1)) {
+          const std::uint64_t victim = running_.back();
+          running_.pop_back();
+          preempt(victim, plan);
+          if (victim == s.id) {
+            scheduled = false;
+            break;
+          }
+        }
+        if (!scheduled) break;
+        fit_[index] = cache_.decode_fit_limit(s.id);
+      }
+      ++index;
+    }
+    plan.scheduled.resize(index);
+    fit_.resize(index);
+    plan.total_tokens += static_cast<Tokens>(index);
+    plan.decode_seqs += static_cast<std::int64_t>(index);
+    budget -= static_cast<Tokens>(index);
+    fit_kept = true;
+  }
   while (index < running_.size() && budget > 0) {
     RequestState& r = (*table_)[running_[index]];
     const Tokens remaining = r.prompt_tokens + r.output_tokens - r.computed_tokens;
@@ -251,6 +291,9 @@ void VllmScheduler::schedule(Seconds now, StepPlan& plan) {
   }
 
   for (const ScheduledRequest& s : prefills_) plan.add(s);
+  steady_ = false;
+  // fit_ follows running_ when the steady path made this plan and nothing was admitted after it.
+  fit_known_ = fit_kept && fit_.size() == running_.size();
   last_.assign(plan.scheduled.begin(), plan.scheduled.end());
   last_total_tokens_ = plan.total_tokens;
   step_in_flight_ = !plan.empty();
@@ -284,6 +327,10 @@ void VllmScheduler::complete_step(const StepPlan& plan, Seconds now, std::vector
     }
   }
   if (any_finished) remove_from_running(RequestStatus::finished);
+  // The next plan may be this one, a token on (schedule's steady path): every running request
+  // decoded and is still running.
+  steady_ = !any_finished && plan.decode_seqs == plan.seqs() && plan.scheduled.size() == running_.size();
+  fit_known_ = fit_known_ && steady_;
 }
 
 void VllmScheduler::release(std::uint64_t id) {
@@ -296,6 +343,8 @@ void VllmScheduler::drop_step(const StepPlan& plan) {
   if (!step_in_flight_ || plan.scheduled.size() != last_.size())
     broken("drop_step with a plan this scheduler did not just make");
   step_in_flight_ = false;
+  steady_ = false;
+  fit_known_ = false;
   bool any = false;
   for (const ScheduledRequest& s : plan.scheduled) {
     RequestState& r = row(s.id);
@@ -415,6 +464,14 @@ void VllmScheduler::check_invariants() const {
     broken("running requests hold " + std::to_string(distinct) + " blocks but " +
            std::to_string(usable - static_cast<Tokens>(cache_.num_free_blocks())) + " are out of the free queue");
   if (cache_.num_requests() != running_.size()) broken("the KV cache tracks requests that are not running");
+  // The steady path's block limits follow the running requests' blocks.
+  if (fit_known_) {
+    if (fit_.size() != running_.size()) broken("the steady plan's block limits do not follow the running queue");
+    for (std::size_t i = 0; i < running_.size(); ++i)
+      if (!cache_.prefix_lookup_pending() && fit_[i] != cache_.decode_fit_limit(running_[i]))
+        broken(id_text(running_[i]) + " has a steady block limit of " + std::to_string(fit_[i]) + " tokens, the KV cache " +
+               std::to_string(cache_.decode_fit_limit(running_[i])));
+  }
 
   // The last plan.
   Tokens total = 0;

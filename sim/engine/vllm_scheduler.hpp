@@ -20,6 +20,10 @@
 // trace's output count or when prompt + outputs reach max_model_len (check_stop,
 // FINISHED_LENGTH_CAPPED).
 //
+// A steady decode batch (the last plan decoded every running request and none finished) is planned
+// from the last plan, each context a token on; only a request crossing a block boundary asks the KV
+// cache (same plans, same allocate_slots calls and preemptions as the loop above).
+//
 // Allocation-free once warm: the queues keep their capacity; the KV cache is sized at construction.
 #include <cstdint>
 #include <deque>
@@ -127,6 +131,13 @@ class VllmScheduler final : public RequestBook<std::uint8_t> {
   std::vector<ScheduledRequest> last_;
   Tokens last_total_tokens_ = 0;
   bool step_in_flight_ = false;
+  // The last plan, completed, was all decodes of every running request, none of which finished
+  // (complete_step): the next plan starts from it (schedule's steady path).
+  bool steady_ = false;
+  // Per running request, in running_'s order: PagedKvCache::decode_fit_limit when the steady path
+  // made the last plan (fit_known_), so a steady decode asks the cache only at a block boundary.
+  std::vector<Tokens> fit_;
+  bool fit_known_ = false;
 };
 
 }  // namespace headroom::engine

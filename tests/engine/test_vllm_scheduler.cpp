@@ -246,6 +246,42 @@ TEST_CASE("vLLM scheduler: the newest request preempts itself when it is the one
   CHECK(loop.table[a].preemptions == 0);
 }
 
+TEST_CASE("vLLM scheduler: a steady decode batch goes on from its last plan and preempts at a block boundary") {
+  // 3 usable blocks of 4 tokens: A's 6-token prompt takes 2, B's 3-token prompt the third. Once
+  // both decode, each next plan starts from the last one (the steady path); B's 5th token is the
+  // first that needs a block, none is free, and B, the newest, preempts itself. With and without
+  // prefix caching (whose hashed full blocks change when a decode needs the cache).
+  for (bool caching : {false, true}) {
+    INFO("prefix caching " << caching);
+    Loop loop(limits(100, 8, 4, 4, caching, 64));
+    const auto a = loop.arrive(6, 4), b = loop.arrive(3, 4);
+    CHECK(ids_of(loop.step()) == std::vector<std::uint64_t>{a, b});  // both prefills sample a token
+    const StepPlan& p2 = loop.step();
+    REQUIRE(p2.seqs() == 2);
+    require_entry(p2.scheduled[0], a, 1, 6, true, true);
+    require_entry(p2.scheduled[1], b, 1, 3, true, true);
+    const StepPlan& p3 = loop.step();
+    REQUIRE(p3.seqs() == 1);
+    require_entry(p3.scheduled[0], a, 1, 7, true, true);
+    CHECK(p3.total_tokens == 1);
+    CHECK(p3.decode_seqs == 1);
+    CHECK(p3.preempted == std::vector<std::uint64_t>{b});
+    CHECK(loop.table[b].status == RequestStatus::preempted);
+    CHECK(loop.table[b].output_tokens == 2);
+    // A's 9th token takes the block B gave back; B waits for 2 blocks.
+    const StepPlan& p4 = loop.step();
+    REQUIRE(p4.seqs() == 1);
+    require_entry(p4.scheduled[0], a, 1, 8, true, true);
+    CHECK(loop.table[b].status == RequestStatus::preempted);
+    CHECK(loop.table[a].computed_tokens == 9);
+    CHECK(loop.finished == std::vector<std::uint64_t>{a});  // its 4th output
+    loop.run_to_end();
+    CHECK(loop.table[b].status == RequestStatus::finished);
+    CHECK(loop.table[b].output_tokens == 4);
+    CHECK(loop.table[b].preemptions == 1);
+  }
+}
+
 TEST_CASE("vLLM scheduler: new requests are admitted in arrival order") {
   Loop loop(limits(16, 100, 16, 200, false));
   for (int i = 0; i < 6; ++i) loop.arrive(16, 2);
