@@ -58,7 +58,7 @@ struct BlockPool {
   void insert(Block& b) { insert(free_blocks_or_make(b.stream), b); }
   void insert(BlockSet& set, Block& b) {
     b.gc_count_base = get_free_blocks_call_count;
-    set.insert(b);
+    set.insert_equal(b);
   }
   void erase(Block& b) {
     BlockSet& set = *free_blocks(b.stream);

@@ -525,53 +525,61 @@ void CachingAllocator::free(Block* block) {
   Block* next = block->next;
   const bool merge_prev = prev && prev->hook.is_linked();
   const bool merge_next = next && next->hook.is_linked();
-  Bytes subsumed = 0;
-  Block* slot = nullptr;  // a merged neighbour whose node the merged block may take
-  if (merge_prev) {  // [prev block]
-    block->ptr = prev->ptr;
-    block->prev = prev->prev;
-    if (block->prev) block->prev->next = block;
-    subsumed += prev->size;
-    slot = prev;
+  if (!merge_prev && !merge_next) {
+    block->gc_count_base = pool.get_free_blocks_call_count;
+    set.insert_equal(*block);
+    if (block->is_split()) {
+      hot_.inactive_split_bytes.increase(small, i64(original_size));
+      hot_.inactive_split.increase(small, 1);
+    }
+    return;
   }
-  if (merge_next) {  // [block next]
-    block->next = next->next;
-    if (block->next) block->next->prev = block;
-    subsumed += next->size;
-    if (slot) {
+  // The merged range lives on in a cached neighbour's Block, whose node stays where it is: the
+  // merged key is larger than the neighbour's, so it still follows the neighbour's predecessor, and
+  // when it also precedes the neighbour's successor no tree step is needed. The freed Block goes back
+  // to the arena. The merged block carries the freed allocation's requested size, as PyTorch's
+  // merge into the freed block does (its snapshots show it).
+  Block* keep;
+  Bytes subsumed;  // the merged neighbours' bytes
+  if (merge_prev) {  // [prev block (next)]
+    keep = prev;
+    subsumed = prev->size;
+    keep->size += original_size;
+    Block* after = next;
+    if (merge_next) {
+      subsumed += next->size;
+      keep->size += next->size;
+      after = next->next;
       set.erase(set.iterator_to(*next));
       arena_.recycle(next);
-    } else {
-      slot = next;
     }
+    keep->next = after;
+    if (after) after->prev = keep;
+  } else {  // [block next]
+    keep = next;
+    subsumed = next->size;
+    keep->ptr = block->ptr;
+    keep->size += original_size;
+    keep->prev = block->prev;
+    if (keep->prev) keep->prev->next = keep;
   }
-  block->size += subsumed;
-  block->gc_count_base = pool.get_free_blocks_call_count;
-  if (slot) {
-    // The merged key is larger than the neighbour's, so it still follows the neighbour's
-    // predecessor; if it also precedes the neighbour's successor, it takes the node in place.
-    auto it = set.iterator_to(*slot);
-    auto succ = std::next(it);
-    if (succ == set.end() || BySize{}(*block, *succ)) {
-      set.replace_node(it, *block);
-    } else {
-      set.erase(it);
-      set.insert(*block);
-    }
-    arena_.recycle(slot);
-  } else {
-    set.insert(*block);
+  keep->requested_size = block->requested_size;
+  keep->gc_count_base = pool.get_free_blocks_call_count;
+  arena_.recycle(block);
+  auto it = set.iterator_to(*keep);
+  auto succ = std::next(it);
+  if (succ != set.end() && !BySize{}(*keep, *succ)) [[unlikely]] {
+    set.erase(it);
+    set.insert_equal(*keep);
   }
   // inactive_split: each merged neighbour was one (it had a neighbour); the block is one if split.
-  const std::int64_t merged = std::int64_t{merge_prev} + std::int64_t{merge_next};
-  if (block->is_split()) {
+  if (keep->is_split()) {
     // +original_size bytes net: the block's own bytes joined the split free bytes.
     hot_.inactive_split_bytes.increase(small, i64(original_size));
-    if (merged == 0) hot_.inactive_split.increase(small, 1);
-    else if (merged == 2) hot_.inactive_split.decrease(small, 1);
+    if (merge_prev && merge_next) hot_.inactive_split.decrease(small, 1);
   } else {
-    if (subsumed > 0) hot_.inactive_split_bytes.decrease(small, i64(subsumed));
-    if (merged > 0) hot_.inactive_split.decrease(small, merged);
+    hot_.inactive_split_bytes.decrease(small, i64(subsumed));
+    hot_.inactive_split.decrease(small, std::int64_t{merge_prev} + std::int64_t{merge_next});
   }
 }
 
