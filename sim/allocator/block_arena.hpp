@@ -15,6 +15,7 @@ class BlockArena {
   BlockArena(const BlockArena&) = delete;
   BlockArena& operator=(const BlockArena&) = delete;
 
+  bool can_make() const { return free_ != nullptr; }  // make() without growing
   Block* make() {
     if (!free_) grow();
     Block* b = free_;

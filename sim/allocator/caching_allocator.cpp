@@ -79,20 +79,59 @@ Block* CachingAllocator::malloc(Bytes requested, StreamId stream) {
   Block* found = fit.block;
   if (!found) [[unlikely]]
     return malloc_miss(requested, size, stream, pool);
-  Block* block = found;
+  const Bytes remaining = found->size - size;
+  // should_split without max_split_size or expandable segments. The low addresses are allocated; the
+  // remainder (remaining, ptr + size) keeps its node when it still sorts after the node before it
+  // (its key only moved down). Everything else (no split, a remainder that moves, an arena that must
+  // grow) is malloc_moving's: this path calls nothing, so it needs no stack frame.
+  const bool split = small ? remaining >= kMinBlockSize : remaining > kSmallSize;
+  const bool in_place = !fit.pred || fit.pred->size < remaining ||
+                        (fit.pred->size == remaining && fit.pred->ptr < found->ptr + size);
+  if (!split || !in_place || !arena_.can_make()) [[unlikely]]
+    return malloc_moving(requested, size, found);
+  const bool already_split = found->is_split();
+  Block* block = arena_.make();
+  block->ptr = found->ptr;
+  block->size = size;
+  block->stream = stream;
+  block->pool = &pool;
+  block->prev = found->prev;
+  if (block->prev) block->prev->next = block;
+  block->next = found;
+  found->prev = block;
+  found->ptr += size;
+  found->size = remaining;
+  found->gc_count_base = pool.get_free_blocks_call_count;  // as a fresh insert would
+  if (already_split) {
+    hot_.inactive_split_bytes.decrease(small, i64(size));
+  } else {
+    hot_.inactive_split_bytes.increase(small, i64(remaining));
+    hot_.inactive_split.increase(small, 1);
+  }
+  block->allocated = true;
+  block->requested_size = requested;
+  hot_.allocation.raise(small, 1);
+  hot_.allocated_bytes.raise(small, i64(size));
+  hot_.requested_bytes.raise(small, i64(requested));
+  peaks_pending_ = true;
+  return block;
+}
+
+// The fast malloc's fit when it leaves its node: taken whole (erased), or split with a remainder that
+// sorts before its old predecessor (erased and re-inserted).
+[[gnu::noinline]] Block* CachingAllocator::malloc_moving(Bytes requested, Bytes size, Block* found) {
+  BlockPool& pool = *found->pool;
+  const bool small = pool.is_small;
+  BlockSet& set = *pool.free_blocks(found->stream);
   const Bytes remaining = found->size - size;
   const bool already_split = found->is_split();
-  // should_split without max_split_size or expandable segments.
+  Block* block = found;
+  set.erase(set.iterator_to(*found));
   if (small ? remaining >= kMinBlockSize : remaining > kSmallSize) {
-    // The low addresses are allocated; the remainder (remaining, ptr + size) keeps its node when it
-    // still sorts after the node before it (its key only moved down), else it is re-inserted.
-    const bool in_place = !fit.pred || fit.pred->size < remaining ||
-                          (fit.pred->size == remaining && fit.pred->ptr < found->ptr + size);
-    if (!in_place) set->erase(set->iterator_to(*found));
     block = arena_.make();
     block->ptr = found->ptr;
     block->size = size;
-    block->stream = stream;
+    block->stream = found->stream;
     block->pool = &pool;
     block->prev = found->prev;
     if (block->prev) block->prev->next = block;
@@ -100,23 +139,16 @@ Block* CachingAllocator::malloc(Bytes requested, StreamId stream) {
     found->prev = block;
     found->ptr += size;
     found->size = remaining;
-    if (in_place) {
-      found->gc_count_base = pool.get_free_blocks_call_count;  // as a fresh insert would
-    } else {
-      pool.insert(*set, *found);
-    }
+    pool.insert(set, *found);
     if (already_split) {
       hot_.inactive_split_bytes.decrease(small, i64(size));
     } else {
       hot_.inactive_split_bytes.increase(small, i64(remaining));
       hot_.inactive_split.increase(small, 1);
     }
-  } else {
-    set->erase(set->iterator_to(*found));
-    if (already_split) {
-      hot_.inactive_split_bytes.decrease(small, i64(found->size));
-      hot_.inactive_split.decrease(small, 1);
-    }
+  } else if (already_split) {
+    hot_.inactive_split_bytes.decrease(small, i64(found->size));
+    hot_.inactive_split.decrease(small, 1);
   }
   block->allocated = true;
   block->requested_size = requested;
@@ -511,7 +543,13 @@ void CachingAllocator::free(Block* block) {
     return free_general(block);
   // The fast path (plain configuration, no stream uses): the allocation ends and the block is cached
   // at once, merged with free neighbours (spec §3 free_block); every block is mapped and ordinary.
-  settle_peaks();
+  // The pending peaks are folded here, not by a call to fold_peaks().
+  if (peaks_pending_) {
+    hot_.allocation.fold_peak();
+    hot_.allocated_bytes.fold_peak();
+    hot_.requested_bytes.fold_peak();
+    peaks_pending_ = false;
+  }
   BlockPool& pool = *block->pool;
   const bool small = pool.is_small;
   const Bytes original_size = block->size;
