@@ -123,6 +123,15 @@ inline BestFit best_fit(BlockSet& set, Bytes size) {
   return fit;
 }
 
+// Puts two blocks adjacent in a set's order in each other's place, when a re-keyed block passed its
+// neighbour by one position (the common case in a forward pass): the nodes trade places and colours,
+// no comparison and no rebalancing, where an erase and an insert would do both.
+inline void swap_places(BlockSet& set, Block& a, Block& b) {
+  const auto header = set.end().pointed_node();
+  BlockSet::node_algorithms::swap_nodes(set.iterator_to(a).pointed_node(), header, set.iterator_to(b).pointed_node(),
+                                        header);
+}
+
 // A MempoolId: (0, n) for graph_pool_handle()/MemPool ids, (n, 0) for a capture's own pool.
 using PoolId = std::pair<std::uint64_t, std::uint64_t>;
 

@@ -607,8 +607,14 @@ void CachingAllocator::free(Block* block) {
   auto it = set.iterator_to(*keep);
   auto succ = std::next(it);
   if (succ != set.end() && !BySize{}(*keep, *succ)) [[unlikely]] {
-    set.erase(it);
-    set.insert_equal(*keep);
+    // Past its successor: by one position, the two trade places; further, erase and insert.
+    auto after = std::next(succ);
+    if (after == set.end() || BySize{}(*keep, *after)) {
+      swap_places(set, *keep, *succ);
+    } else {
+      set.erase(it);
+      set.insert_equal(*keep);
+    }
   }
   // inactive_split: each merged neighbour was one (it had a neighbour); the block is one if split.
   if (keep->is_split()) {
