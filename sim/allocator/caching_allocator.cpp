@@ -83,11 +83,13 @@ Block* CachingAllocator::malloc(Bytes requested, StreamId stream) {
   // should_split without max_split_size or expandable segments. The low addresses are allocated; the
   // remainder (remaining, ptr + size) keeps its node when it still sorts after the node before it
   // (its key only moved down). Everything else (no split, a remainder that moves, an arena that must
-  // grow) is malloc_moving's: this path calls nothing, so it needs no stack frame.
+  // grow) is malloc_whole's or malloc_moving's: this path calls nothing, so it needs no stack frame.
   const bool split = small ? remaining >= kMinBlockSize : remaining > kSmallSize;
+  if (!split) [[unlikely]]
+    return malloc_whole(*set, found, requested, small);
   const bool in_place = !fit.pred || fit.pred->size < remaining ||
                         (fit.pred->size == remaining && fit.pred->ptr < found->ptr + size);
-  if (!split || !in_place || !arena_.can_make()) [[unlikely]]
+  if (!in_place || !arena_.can_make()) [[unlikely]]
     return malloc_moving(requested, size, found);
   const bool already_split = found->is_split();
   Block* block = arena_.make();
@@ -117,43 +119,53 @@ Block* CachingAllocator::malloc(Bytes requested, StreamId stream) {
   return block;
 }
 
-// The fast malloc's fit when it leaves its node: taken whole (erased), or split with a remainder that
-// sorts before its old predecessor (erased and re-inserted).
+// The fast malloc's fit taken whole: it leaves its set.
+[[gnu::noinline]] Block* CachingAllocator::malloc_whole(BlockSet& set, Block* found, Bytes requested, bool small) {
+  set.erase(set.iterator_to(*found));
+  if (found->is_split()) {
+    hot_.inactive_split_bytes.decrease(small, i64(found->size));
+    hot_.inactive_split.decrease(small, 1);
+  }
+  found->allocated = true;
+  found->requested_size = requested;
+  hot_.allocation.raise(small, 1);
+  hot_.allocated_bytes.raise(small, i64(found->size));
+  hot_.requested_bytes.raise(small, i64(requested));
+  peaks_pending_ = true;
+  return found;
+}
+
+// The fast malloc's fit split with a remainder that sorts before its old predecessor (erased and
+// re-inserted), or with an arena that must grow.
 [[gnu::noinline]] Block* CachingAllocator::malloc_moving(Bytes requested, Bytes size, Block* found) {
   BlockPool& pool = *found->pool;
   const bool small = pool.is_small;
   BlockSet& set = *pool.free_blocks(found->stream);
   const Bytes remaining = found->size - size;
   const bool already_split = found->is_split();
-  Block* block = found;
   set.erase(set.iterator_to(*found));
-  if (small ? remaining >= kMinBlockSize : remaining > kSmallSize) {
-    block = arena_.make();
-    block->ptr = found->ptr;
-    block->size = size;
-    block->stream = found->stream;
-    block->pool = &pool;
-    block->prev = found->prev;
-    if (block->prev) block->prev->next = block;
-    block->next = found;
-    found->prev = block;
-    found->ptr += size;
-    found->size = remaining;
-    pool.insert(set, *found);
-    if (already_split) {
-      hot_.inactive_split_bytes.decrease(small, i64(size));
-    } else {
-      hot_.inactive_split_bytes.increase(small, i64(remaining));
-      hot_.inactive_split.increase(small, 1);
-    }
-  } else if (already_split) {
-    hot_.inactive_split_bytes.decrease(small, i64(found->size));
-    hot_.inactive_split.decrease(small, 1);
+  Block* block = arena_.make();
+  block->ptr = found->ptr;
+  block->size = size;
+  block->stream = found->stream;
+  block->pool = &pool;
+  block->prev = found->prev;
+  if (block->prev) block->prev->next = block;
+  if (already_split) {
+    hot_.inactive_split_bytes.decrease(small, i64(size));
+  } else {
+    hot_.inactive_split_bytes.increase(small, i64(remaining));
+    hot_.inactive_split.increase(small, 1);
   }
+  block->next = found;
+  found->prev = block;
+  found->ptr += size;
+  found->size = remaining;
+  pool.insert(set, *found);
   block->allocated = true;
   block->requested_size = requested;
   hot_.allocation.raise(small, 1);
-  hot_.allocated_bytes.raise(small, i64(block->size));
+  hot_.allocated_bytes.raise(small, i64(size));
   hot_.requested_bytes.raise(small, i64(requested));
   peaks_pending_ = true;
   return block;
