@@ -17,7 +17,6 @@ bool is_free(const Block& b) { return !b.allocated && b.event_count == 0 && b.st
 
 std::vector<const Block*> CachingAllocator::all_blocks() const {
   std::vector<const Block*> out;
-  out.reserve(arena_.live());
   arena_.for_each_live([&](const Block* b) { out.push_back(b); });
   std::sort(out.begin(), out.end(), [](const Block* a, const Block* b) { return a->ptr < b->ptr; });
   return out;

@@ -15,13 +15,13 @@ class BlockArena {
   BlockArena(const BlockArena&) = delete;
   BlockArena& operator=(const BlockArena&) = delete;
 
+  bool can_make() const { return free_ != nullptr; }  // make() without growing
   Block* make() {
     if (!free_) grow();
     Block* b = free_;
     free_ = b->next;
     b->next = nullptr;
     b->in_use = true;
-    ++live_;
     return b;
   }
   void recycle(Block* b) {
@@ -35,9 +35,7 @@ class BlockArena {
     b->in_use = false;
     b->next = free_;
     free_ = b;
-    --live_;
   }
-  std::size_t live() const { return live_; }
   // Visits every live block (for snapshots and invariant checks; not a hot path).
   template <class F>
   void for_each_live(F&& f) const {
@@ -58,7 +56,6 @@ class BlockArena {
   }
   std::vector<std::unique_ptr<Block[]>> chunks_;
   Block* free_ = nullptr;
-  std::size_t live_ = 0;
 };
 
 }  // namespace headroom::alloc

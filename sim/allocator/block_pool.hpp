@@ -58,7 +58,7 @@ struct BlockPool {
   void insert(Block& b) { insert(free_blocks_or_make(b.stream), b); }
   void insert(BlockSet& set, Block& b) {
     b.gc_count_base = get_free_blocks_call_count;
-    set.insert(b);
+    set.insert_equal(b);
   }
   void erase(Block& b) {
     BlockSet& set = *free_blocks(b.stream);
@@ -121,6 +121,15 @@ inline BestFit best_fit(BlockSet& set, Bytes size) {
     }
   } while (node);
   return fit;
+}
+
+// Puts two blocks adjacent in a set's order in each other's place, when a re-keyed block passed its
+// neighbour by one position (the common case in a forward pass): the nodes trade places and colours,
+// no comparison and no rebalancing, where an erase and an insert would do both.
+inline void swap_places(BlockSet& set, Block& a, Block& b) {
+  const auto header = set.end().pointed_node();
+  BlockSet::node_algorithms::swap_nodes(set.iterator_to(a).pointed_node(), header, set.iterator_to(b).pointed_node(),
+                                        header);
 }
 
 // A MempoolId: (0, n) for graph_pool_handle()/MemPool ids, (n, 0) for a capture's own pool.

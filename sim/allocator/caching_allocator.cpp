@@ -79,49 +79,93 @@ Block* CachingAllocator::malloc(Bytes requested, StreamId stream) {
   Block* found = fit.block;
   if (!found) [[unlikely]]
     return malloc_miss(requested, size, stream, pool);
-  Block* block = found;
   const Bytes remaining = found->size - size;
+  // should_split without max_split_size or expandable segments. The low addresses are allocated; the
+  // remainder (remaining, ptr + size) keeps its node when it still sorts after the node before it
+  // (its key only moved down). Everything else (no split, a remainder that moves, an arena that must
+  // grow) is malloc_whole's or malloc_moving's: this path calls nothing, so it needs no stack frame.
+  const bool split = small ? remaining >= kMinBlockSize : remaining > kSmallSize;
+  if (!split) [[unlikely]]
+    return malloc_whole(*set, found, requested, small);
+  const bool in_place = !fit.pred || fit.pred->size < remaining ||
+                        (fit.pred->size == remaining && fit.pred->ptr < found->ptr + size);
+  if (!in_place || !arena_.can_make()) [[unlikely]]
+    return malloc_moving(requested, size, found);
   const bool already_split = found->is_split();
-  // should_split without max_split_size or expandable segments.
-  if (small ? remaining >= kMinBlockSize : remaining > kSmallSize) {
-    // The low addresses are allocated; the remainder (remaining, ptr + size) keeps its node when it
-    // still sorts after the node before it (its key only moved down), else it is re-inserted.
-    const bool in_place = !fit.pred || fit.pred->size < remaining ||
-                          (fit.pred->size == remaining && fit.pred->ptr < found->ptr + size);
-    if (!in_place) set->erase(set->iterator_to(*found));
-    block = arena_.make();
-    block->ptr = found->ptr;
-    block->size = size;
-    block->stream = stream;
-    block->pool = &pool;
-    block->prev = found->prev;
-    if (block->prev) block->prev->next = block;
-    block->next = found;
-    found->prev = block;
-    found->ptr += size;
-    found->size = remaining;
-    if (in_place) {
-      found->gc_count_base = pool.get_free_blocks_call_count;  // as a fresh insert would
-    } else {
-      pool.insert(*set, *found);
-    }
-    if (already_split) {
-      hot_.inactive_split_bytes.decrease(small, i64(size));
-    } else {
-      hot_.inactive_split_bytes.increase(small, i64(remaining));
-      hot_.inactive_split.increase(small, 1);
-    }
+  Block* block = arena_.make();
+  block->ptr = found->ptr;
+  block->size = size;
+  block->stream = stream;
+  block->pool = &pool;
+  block->prev = found->prev;
+  if (block->prev) block->prev->next = block;
+  block->next = found;
+  found->prev = block;
+  found->ptr += size;
+  found->size = remaining;
+  found->gc_count_base = pool.get_free_blocks_call_count;  // as a fresh insert would
+  if (already_split) {
+    hot_.inactive_split_bytes.decrease(small, i64(size));
   } else {
-    set->erase(set->iterator_to(*found));
-    if (already_split) {
-      hot_.inactive_split_bytes.decrease(small, i64(found->size));
-      hot_.inactive_split.decrease(small, 1);
-    }
+    hot_.inactive_split_bytes.increase(small, i64(remaining));
+    hot_.inactive_split.increase(small, 1);
   }
   block->allocated = true;
   block->requested_size = requested;
   hot_.allocation.raise(small, 1);
-  hot_.allocated_bytes.raise(small, i64(block->size));
+  hot_.allocated_bytes.raise(small, i64(size));
+  hot_.requested_bytes.raise(small, i64(requested));
+  peaks_pending_ = true;
+  return block;
+}
+
+// The fast malloc's fit taken whole: it leaves its set.
+[[gnu::noinline]] Block* CachingAllocator::malloc_whole(BlockSet& set, Block* found, Bytes requested, bool small) {
+  set.erase(set.iterator_to(*found));
+  if (found->is_split()) {
+    hot_.inactive_split_bytes.decrease(small, i64(found->size));
+    hot_.inactive_split.decrease(small, 1);
+  }
+  found->allocated = true;
+  found->requested_size = requested;
+  hot_.allocation.raise(small, 1);
+  hot_.allocated_bytes.raise(small, i64(found->size));
+  hot_.requested_bytes.raise(small, i64(requested));
+  peaks_pending_ = true;
+  return found;
+}
+
+// The fast malloc's fit split with a remainder that sorts before its old predecessor (erased and
+// re-inserted), or with an arena that must grow.
+[[gnu::noinline]] Block* CachingAllocator::malloc_moving(Bytes requested, Bytes size, Block* found) {
+  BlockPool& pool = *found->pool;
+  const bool small = pool.is_small;
+  BlockSet& set = *pool.free_blocks(found->stream);
+  const Bytes remaining = found->size - size;
+  const bool already_split = found->is_split();
+  set.erase(set.iterator_to(*found));
+  Block* block = arena_.make();
+  block->ptr = found->ptr;
+  block->size = size;
+  block->stream = found->stream;
+  block->pool = &pool;
+  block->prev = found->prev;
+  if (block->prev) block->prev->next = block;
+  if (already_split) {
+    hot_.inactive_split_bytes.decrease(small, i64(size));
+  } else {
+    hot_.inactive_split_bytes.increase(small, i64(remaining));
+    hot_.inactive_split.increase(small, 1);
+  }
+  block->next = found;
+  found->prev = block;
+  found->ptr += size;
+  found->size = remaining;
+  pool.insert(set, *found);
+  block->allocated = true;
+  block->requested_size = requested;
+  hot_.allocation.raise(small, 1);
+  hot_.allocated_bytes.raise(small, i64(size));
   hot_.requested_bytes.raise(small, i64(requested));
   peaks_pending_ = true;
   return block;
@@ -511,7 +555,13 @@ void CachingAllocator::free(Block* block) {
     return free_general(block);
   // The fast path (plain configuration, no stream uses): the allocation ends and the block is cached
   // at once, merged with free neighbours (spec §3 free_block); every block is mapped and ordinary.
-  settle_peaks();
+  // The pending peaks are folded here, not by a call to fold_peaks().
+  if (peaks_pending_) {
+    hot_.allocation.fold_peak();
+    hot_.allocated_bytes.fold_peak();
+    hot_.requested_bytes.fold_peak();
+    peaks_pending_ = false;
+  }
   BlockPool& pool = *block->pool;
   const bool small = pool.is_small;
   const Bytes original_size = block->size;
@@ -525,53 +575,67 @@ void CachingAllocator::free(Block* block) {
   Block* next = block->next;
   const bool merge_prev = prev && prev->hook.is_linked();
   const bool merge_next = next && next->hook.is_linked();
-  Bytes subsumed = 0;
-  Block* slot = nullptr;  // a merged neighbour whose node the merged block may take
-  if (merge_prev) {  // [prev block]
-    block->ptr = prev->ptr;
-    block->prev = prev->prev;
-    if (block->prev) block->prev->next = block;
-    subsumed += prev->size;
-    slot = prev;
+  if (!merge_prev && !merge_next) {
+    block->gc_count_base = pool.get_free_blocks_call_count;
+    set.insert_equal(*block);
+    if (block->is_split()) {
+      hot_.inactive_split_bytes.increase(small, i64(original_size));
+      hot_.inactive_split.increase(small, 1);
+    }
+    return;
   }
-  if (merge_next) {  // [block next]
-    block->next = next->next;
-    if (block->next) block->next->prev = block;
-    subsumed += next->size;
-    if (slot) {
+  // The merged range lives on in a cached neighbour's Block, whose node stays where it is: the
+  // merged key is larger than the neighbour's, so it still follows the neighbour's predecessor, and
+  // when it also precedes the neighbour's successor no tree step is needed. The freed Block goes back
+  // to the arena. The merged block carries the freed allocation's requested size, as PyTorch's
+  // merge into the freed block does (its snapshots show it).
+  Block* keep;
+  Bytes subsumed;  // the merged neighbours' bytes
+  if (merge_prev) {  // [prev block (next)]
+    keep = prev;
+    subsumed = prev->size;
+    keep->size += original_size;
+    Block* after = next;
+    if (merge_next) {
+      subsumed += next->size;
+      keep->size += next->size;
+      after = next->next;
       set.erase(set.iterator_to(*next));
       arena_.recycle(next);
-    } else {
-      slot = next;
     }
+    keep->next = after;
+    if (after) after->prev = keep;
+  } else {  // [block next]
+    keep = next;
+    subsumed = next->size;
+    keep->ptr = block->ptr;
+    keep->size += original_size;
+    keep->prev = block->prev;
+    if (keep->prev) keep->prev->next = keep;
   }
-  block->size += subsumed;
-  block->gc_count_base = pool.get_free_blocks_call_count;
-  if (slot) {
-    // The merged key is larger than the neighbour's, so it still follows the neighbour's
-    // predecessor; if it also precedes the neighbour's successor, it takes the node in place.
-    auto it = set.iterator_to(*slot);
-    auto succ = std::next(it);
-    if (succ == set.end() || BySize{}(*block, *succ)) {
-      set.replace_node(it, *block);
+  keep->requested_size = block->requested_size;
+  keep->gc_count_base = pool.get_free_blocks_call_count;
+  arena_.recycle(block);
+  auto it = set.iterator_to(*keep);
+  auto succ = std::next(it);
+  if (succ != set.end() && !BySize{}(*keep, *succ)) [[unlikely]] {
+    // Past its successor: by one position, the two trade places; further, erase and insert.
+    auto after = std::next(succ);
+    if (after == set.end() || BySize{}(*keep, *after)) {
+      swap_places(set, *keep, *succ);
     } else {
       set.erase(it);
-      set.insert(*block);
+      set.insert_equal(*keep);
     }
-    arena_.recycle(slot);
-  } else {
-    set.insert(*block);
   }
   // inactive_split: each merged neighbour was one (it had a neighbour); the block is one if split.
-  const std::int64_t merged = std::int64_t{merge_prev} + std::int64_t{merge_next};
-  if (block->is_split()) {
+  if (keep->is_split()) {
     // +original_size bytes net: the block's own bytes joined the split free bytes.
     hot_.inactive_split_bytes.increase(small, i64(original_size));
-    if (merged == 0) hot_.inactive_split.increase(small, 1);
-    else if (merged == 2) hot_.inactive_split.decrease(small, 1);
+    if (merge_prev && merge_next) hot_.inactive_split.decrease(small, 1);
   } else {
-    if (subsumed > 0) hot_.inactive_split_bytes.decrease(small, i64(subsumed));
-    if (merged > 0) hot_.inactive_split.decrease(small, merged);
+    hot_.inactive_split_bytes.decrease(small, i64(subsumed));
+    hot_.inactive_split.decrease(small, std::int64_t{merge_prev} + std::int64_t{merge_next});
   }
 }
 

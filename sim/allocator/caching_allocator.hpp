@@ -149,6 +149,8 @@ class CachingAllocator {
   // whose device, event and capture work is out of line.
   void choose_path();  // sets plain_; called after every change of what it depends on
   Block* malloc_general(Bytes requested, StreamId stream);
+  Block* malloc_whole(BlockSet& set, Block* found, Bytes requested, bool small);
+  Block* malloc_moving(Bytes requested, Bytes size, Block* found);
   Block* malloc_miss(Bytes requested, Bytes size, StreamId stream, BlockPool& pool);
   void free_general(Block* block);
   Block* malloc_uncached(AllocParams& p);

@@ -2,7 +2,12 @@
 // same operations on two allocators, one plain and one kept on the general path by history
 // recording (a ring of 0 entries, so nothing is kept), give the same block at every malloc and the
 // same memory_stats, peaks included. Stats are read only now and then, so that the fast path's
-// allocation peaks stay unfolded across runs of mallocs and frees in between.
+// allocation peaks stay unfolded across runs of mallocs and frees in between. At each read the
+// memory maps match too, block by block with the requested size a snapshot shows for cached blocks
+// (the fast free merges into the cached neighbour's Block, the general path into the freed one).
+#include <tuple>
+#include <vector>
+
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +17,16 @@
 
 using namespace headroom;
 using namespace headroom::alloc;
+
+namespace {
+// Every block of the memory map: address, size, requested size, state.
+std::vector<std::tuple<Address, Bytes, Bytes, BlockState>> fast_path_blocks(const CachingAllocator& a) {
+  std::vector<std::tuple<Address, Bytes, Bytes, BlockState>> out;
+  for (const SnapshotSegment& seg : a.segments())
+    for (const SnapshotBlock& b : seg.blocks) out.emplace_back(b.address, b.size, b.requested_size, b.state);
+  return out;
+}
+}  // namespace
 
 TEST_CASE("fast path: plain malloc/free give the general path's blocks and memory_stats, peaks included") {
   device::Device fast_dev(device::DeviceSpec{.name = "fast", .total = 4 * GiB});
@@ -46,6 +61,8 @@ TEST_CASE("fast path: plain malloc/free give the general path's blocks and memor
     if (op % 997 == 0) {
       ++reads;
       REQUIRE(to_memory_stats_json(fast.stats()) == to_memory_stats_json(general.stats()));
+      REQUIRE(fast_path_blocks(fast) == fast_path_blocks(general));
+      fast.check_invariants();
       if (op % 4 == 0) {  // a peak reset between reads: peaks pending at the reset are folded first
         fast.reset_peak_stats();
         general.reset_peak_stats();
@@ -63,6 +80,7 @@ TEST_CASE("fast path: plain malloc/free give the general path's blocks and memor
   CHECK(s.allocation[kSmallPool].peak > 0);
   CHECK(s.allocation[kLargePool].peak > 0);
   CHECK(reads > 10);
+  CHECK(fast_path_blocks(fast) == fast_path_blocks(general));
   fast.check_invariants();
   general.check_invariants();
 }
