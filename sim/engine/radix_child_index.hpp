@@ -28,6 +28,22 @@ class RadixChildIndex {
   void erase(NodeId parent, std::uint64_t key);
   std::size_t size() const { return count_; }
 
+  // SGLang's _split_node, the tree's half (both caches): the new node `up` takes the first `at`
+  // tokens of `child` and its place under the parent; the child keeps the rest, under `up`.
+  template <class Node>
+  void split_edge(Node& u, NodeId up, Node& c, NodeId child, Tokens at) {
+    u.base = c.base;
+    u.offset = c.offset;
+    u.len = at;
+    u.parent = c.parent;
+    u.children = 1;
+    put(u.parent, key(u.base, u.offset), up);  // replaces the child under its key
+    c.offset += at;
+    c.len -= at;
+    c.parent = up;
+    put(up, key(c.base, c.offset), child);
+  }
+
  private:
   struct Slot {
     std::uint64_t key = 0;

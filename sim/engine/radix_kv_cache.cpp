@@ -76,21 +76,12 @@ RadixKvCache::NodeId RadixKvCache::split(NodeId child, Tokens at) {
   Node& c = nodes_[child];
   Node& u = nodes_[up];
   u = Node{};
-  u.base = c.base;
-  u.offset = c.offset;
-  u.len = at;
-  u.parent = c.parent;
-  u.children = 1;
   u.lock_ref = c.lock_ref;
   u.last_access = clock_;
   u.created = ++created_;
   u.live = true;
   ++live_nodes_;
-  children_.put(u.parent, child_key(u.base, u.offset), up);  // replaces the child under its key
-  c.offset += at;
-  c.len -= at;
-  c.parent = up;
-  children_.put(up, child_key(c.base, c.offset), child);
+  children_.split_edge(u, up, c, child, at);
   return up;
 }
 

@@ -165,11 +165,6 @@ SwaRadixKvCache::NodeId SwaRadixKvCache::split(NodeId child, Tokens at) {
   Node& c = nodes_[child];
   Node& u = nodes_[up];
   u = Node{};
-  u.base = c.base;
-  u.offset = c.offset;
-  u.len = at;
-  u.parent = c.parent;
-  u.children = 1;
   u.full_lock = c.full_lock;
   u.swa_lock = c.swa_lock;
   u.swa_uuid = c.swa_uuid;
@@ -181,11 +176,7 @@ SwaRadixKvCache::NodeId SwaRadixKvCache::split(NodeId child, Tokens at) {
   const bool tombstone = c.tombstone;
   list_remove(child, false);
   if (!tombstone) list_remove(child, true);
-  children_.put(u.parent, RadixChildIndex::key(u.base, u.offset), up);  // replaces the child under its key
-  c.offset += at;
-  c.len -= at;
-  c.parent = up;
-  children_.put(up, RadixChildIndex::key(c.base, c.offset), child);
+  children_.split_edge(u, up, c, child, at);
   list_insert_mru(up, false);
   list_insert_mru(child, false);
   if (!tombstone) {
