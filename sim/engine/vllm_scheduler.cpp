@@ -159,6 +159,16 @@ bool VllmScheduler::stops(const RequestState& r) const {
   return r.done() || r.prompt_tokens + r.output_tokens >= limits_.max_model_len;  // check_stop
 }
 
+inline bool VllmScheduler::allocate_or_preempt(const KvRequest& kv, std::uint64_t id, Tokens n, StepPlan& plan) {
+  while (!cache_.allocate_slots(kv, n)) {
+    const std::uint64_t victim = running_.back();  // FCFS: the newest
+    running_.pop_back();
+    preempt(victim, plan);
+    if (victim == id) return false;
+  }
+  return true;
+}
+
 void VllmScheduler::preempt(std::uint64_t id, StepPlan& plan) {
   // Scheduler._preempt_request: free, PREEMPTED, num_computed_tokens = 0, prepend to waiting.
   RequestState& r = row(id);
@@ -217,18 +227,7 @@ void VllmScheduler::schedule(Seconds now, StepPlan& plan) {
       ScheduledRequest& s = plan.scheduled[index];
       ++s.context_tokens;
       if (s.context_tokens + 1 > fit_[index]) {
-        const KvRequest kv = kv_view((*table_)[s.id]);
-        bool scheduled = true;
-        while (!cache_.allocate_slots(kv, 1)) {
-          const std::uint64_t victim = running_.back();
-          running_.pop_back();
-          preempt(victim, plan);
-          if (victim == s.id) {
-            scheduled = false;
-            break;
-          }
-        }
-        if (!scheduled) break;
+        if (!allocate_or_preempt(kv_view((*table_)[s.id]), s.id, 1, plan)) break;
         fit_[index] = cache_.decode_fit_limit(s.id);
       }
       ++index;
@@ -247,18 +246,7 @@ void VllmScheduler::schedule(Seconds now, StepPlan& plan) {
     const Tokens n = cap(remaining);
     // Most decodes fit in the blocks the request holds: allocate_slots would return at once.
     if (!cache_.fits_held_blocks(r.id, r.computed_tokens + n, r.prompt_tokens + r.output_tokens)) {
-      const KvRequest kv = kv_view(r);
-      bool scheduled = true;
-      while (!cache_.allocate_slots(kv, n)) {
-        const std::uint64_t victim = running_.back();  // FCFS: the newest
-        running_.pop_back();
-        preempt(victim, plan);
-        if (victim == r.id) {
-          scheduled = false;
-          break;
-        }
-      }
-      if (!scheduled) break;
+      if (!allocate_or_preempt(kv_view(r), r.id, n, plan)) break;
     }
     add_to_plan(r, n, plan);
     budget -= n;

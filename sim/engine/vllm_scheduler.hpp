@@ -115,6 +115,9 @@ class VllmScheduler final : public RequestBook<std::uint8_t> {
   RequestState& row(std::uint64_t id) const;  // RequestBook::row, checked
   KvRequest kv_view(const RequestState& r) const;
   void preempt(std::uint64_t id, StepPlan& plan);
+  // Slots for a running request's next tokens, preempting the newest running requests until they
+  // fit; false when the request itself was preempted.
+  bool allocate_or_preempt(const KvRequest& kv, std::uint64_t id, Tokens n, StepPlan& plan);
   void add_to_plan(const RequestState& r, Tokens new_tokens, StepPlan& plan);
   bool stops(const RequestState& r) const;
   Tokens most_blocks(Tokens tokens) const;  // blocks a request of `tokens` tokens may hold at once
