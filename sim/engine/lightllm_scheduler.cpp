@@ -241,13 +241,11 @@ bool LightllmScheduler::classify(StepPlan& plan, bool recover_now) {
       if (!pool_.alloc(id, n)) broken(fmt::format("prefill of {} tokens for request {} does not fit", n, id));
       slots_[id].pending = n;
       const RequestState& r = row(id);
-      ScheduledRequest sr;
-      sr.id = id;
-      sr.new_tokens = n;
-      sr.context_tokens = r.computed_tokens;
-      sr.is_decode = false;
-      sr.samples = n == r.remaining_prefill();
-      plan.add(sr);
+      plan.add({.id = id,
+                .new_tokens = n,
+                .context_tokens = r.computed_tokens,
+                .is_decode = false,
+                .samples = n == r.remaining_prefill()});
     }
     return true;
   }
@@ -257,13 +255,7 @@ bool LightllmScheduler::classify(StepPlan& plan, bool recover_now) {
     auto add_decode = [&](std::uint64_t id, const RequestState& r, bool is_decode) {
       if (!pool_.alloc(id, 1)) broken(fmt::format("decode for request {} does not fit", id));
       slots_[id].pending = 1;
-      ScheduledRequest sr;
-      sr.id = id;
-      sr.new_tokens = 1;
-      sr.context_tokens = r.computed_tokens;
-      sr.is_decode = is_decode;
-      sr.samples = true;
-      plan.add(sr);
+      plan.add({.id = id, .new_tokens = 1, .context_tokens = r.computed_tokens, .is_decode = is_decode, .samples = true});
     };
     bool prompt_ends = false;  // the second pass only when there is one
     for (std::uint64_t id : decode_) {

@@ -399,14 +399,9 @@ bool SglangScheduler::schedule_prefill(Seconds now, StepPlan& plan) {
     s.pending = n;
     RequestState& r = row(id);
     if (r.first_scheduled_s < 0) r.first_scheduled_s = now;
-    ScheduledRequest sr;
-    sr.id = id;
-    sr.new_tokens = n;
-    sr.context_tokens = r.computed_tokens;
-    sr.is_decode = false;
-    sr.samples = n == r.remaining_prefill();
-    if (sr.samples) ++prefill_in_flight_;
-    plan.add(sr);
+    const bool samples = n == r.remaining_prefill();
+    if (samples) ++prefill_in_flight_;
+    plan.add({.id = id, .new_tokens = n, .context_tokens = r.computed_tokens, .is_decode = false, .samples = samples});
   }
   return true;
 }
@@ -433,13 +428,7 @@ void SglangScheduler::schedule_decode(StepPlan& plan) {
     ++s.decode_steps;
     s.pending = 1;
     const RequestState& r = row(id);
-    ScheduledRequest sr;
-    sr.id = id;
-    sr.new_tokens = 1;
-    sr.context_tokens = r.computed_tokens;
-    sr.is_decode = true;
-    sr.samples = true;
-    plan.add(sr);
+    plan.add({.id = id, .new_tokens = 1, .context_tokens = r.computed_tokens, .is_decode = true, .samples = true});
   }
 }
 
