@@ -295,8 +295,11 @@ TEST_CASE("SGLang SWA scheduler: seeded mixed load keeps both pools' invariants,
   CHECK(h.sched.counters().preemptions > 0);
 }
 
-TEST_CASE("SGLang SWA scheduler: a warm decode loop with SWA evictions allocates nothing") {
-  SwaHarness h(swa_limits(100000, 20000, 16));
+namespace {
+
+// Eight requests decoding with a window of 16: after a warm-up, 500 steps allocate nothing.
+void check_warm_swa_decode_loop(const SglangSchedulerLimits& limits) {
+  SwaHarness h(limits);
   for (int i = 0; i < 8; ++i) h.add(40 + i, 5000);
   for (int k = 0; k < 200; ++k) h.step();  // warm: every request decoding, evictions seen
   StepPlan plan;
@@ -313,6 +316,12 @@ TEST_CASE("SGLang SWA scheduler: a warm decode loop with SWA evictions allocates
   CHECK(headroom::test::heap_allocations() == before);
   h.sched.check_invariants();
   CHECK(h.sched.swa_used() <= 8 * (2 * 16 + 1));  // at most two windows and a token each
+}
+
+}  // namespace
+
+TEST_CASE("SGLang SWA scheduler: a warm decode loop with SWA evictions allocates nothing") {
+  check_warm_swa_decode_loop(swa_limits(100000, 20000, 16));
 }
 
 TEST_CASE("SGLang SWA radix: SWA pressure tombstones a cached prefix, and a match needs the window after a tombstone") {
@@ -389,23 +398,7 @@ TEST_CASE("SGLang SWA radix: seeded mixed load with shared prefixes keeps both p
 }
 
 TEST_CASE("SGLang SWA radix: a warm decode loop with SWA evictions allocates nothing") {
-  SwaHarness h(swa_limits(100000, 20000, 16, 8192, true));
-  for (int i = 0; i < 8; ++i) h.add(40 + i, 5000);
-  for (int k = 0; k < 200; ++k) h.step();
-  StepPlan plan;
-  std::vector<std::uint64_t> finished;
-  finished.reserve(16);
-  h.sched.schedule(0, plan);
-  h.sched.complete_step(plan, 0, finished);
-  const std::size_t before = headroom::test::heap_allocations();
-  for (int k = 0; k < 500; ++k) {
-    plan.clear();
-    h.sched.schedule(0, plan);
-    h.sched.complete_step(plan, 0, finished);
-  }
-  CHECK(headroom::test::heap_allocations() == before);
-  h.sched.check_invariants();
-  CHECK(h.sched.swa_used() <= 8 * (2 * 16 + 1));
+  check_warm_swa_decode_loop(swa_limits(100000, 20000, 16, 8192, true));
 }
 
 TEST_CASE("SGLang --disable-radix-cache (ChunkCache): no prefix reuse, every slot freed when a request ends") {
