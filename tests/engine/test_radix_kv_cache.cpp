@@ -49,6 +49,18 @@ RadixKvCache::Insertion prefill_and_finish(RadixKvCache& c, const Req& r) {
   return c.insert(r.kv, r.kv.num_tokens, 0);
 }
 
+
+// One of the walk's live requests that is (or is not) running, drawn uniformly in id order; end()
+// when there is none.
+template <class Live>
+typename std::map<RequestId, Live>::iterator pick_live(std::map<RequestId, Live>& live, Rng& rng, bool running) {
+  std::vector<RequestId> ids;
+  for (const auto& [id, l] : live)
+    if (l.running == running) ids.push_back(id);
+  if (ids.empty()) return live.end();
+  return live.find(ids[rng.uniform_int(0, ids.size() - 1)]);
+}
+
 }  // namespace
 
 TEST_CASE("radix: the pool counts slots, slot 0 is the dummy") {
@@ -417,13 +429,7 @@ TEST_CASE("radix: 10^5 random operations match the reference model") {
 
   for (int step = 0; step < 100'000; ++step) {
     const double u = rng.uniform();
-    auto pick = [&](bool running) -> std::map<RequestId, Live>::iterator {
-      std::vector<RequestId> c;
-      for (const auto& [id, l] : live)
-        if (l.running == running) c.push_back(id);
-      if (c.empty()) return live.end();
-      return live.find(c[rng.uniform_int(0, c.size() - 1)]);
-    };
+    auto pick = [&](bool running) { return pick_live(live, rng, running); };
     if (u < 0.12 || live.empty()) {
       live.emplace(next_id, Live{random_request(rng, next_id)});
       ++next_id;
@@ -1046,13 +1052,7 @@ TEST_CASE("SWA radix: 8,000 random operations match the reference model") {
 
   for (int step = 0; step < 8'000; ++step) {
     const double u = rng.uniform();
-    auto pick = [&](bool running) -> std::map<RequestId, SwaLive>::iterator {
-      std::vector<RequestId> ids;
-      for (const auto& [id, l] : live)
-        if (l.running == running) ids.push_back(id);
-      if (ids.empty()) return live.end();
-      return live.find(ids[rng.uniform_int(0, ids.size() - 1)]);
-    };
+    auto pick = [&](bool running) { return pick_live(live, rng, running); };
     if (u < 0.12 || live.empty()) {
       live.emplace(next_id, SwaLive{swa_random_request(rng, next_id)});
       ++next_id;
