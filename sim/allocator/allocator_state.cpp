@@ -33,6 +33,7 @@ void CachingAllocator::for_each_pool(F&& f) const {
 }
 
 Fragmentation CachingAllocator::fragmentation() const {
+  if (plain_ && fragmentation_of_ == state_id()) return fragmentation_;
   Fragmentation fr;
   fr.reserved = reserved_bytes();
   fr.allocated = allocated_bytes();
@@ -45,6 +46,7 @@ Fragmentation CachingAllocator::fragmentation() const {
       if (!s->blocks.empty()) fr.largest_free_block = std::max(fr.largest_free_block, s->blocks.rbegin()->size);
     }
   });
+  if (plain_) fragmentation_of_ = state_id(), fragmentation_ = fr;
   return fr;
 }
 
@@ -188,6 +190,7 @@ void CachingAllocator::check_invariants() const {
 
 std::vector<Block*> CachingAllocator::seed_segment(Address address, StreamId stream, bool small_pool,
                                                    const std::vector<SeedBlock>& blocks) {
+  ++epoch_;
   BlockPool& pool = small_pool ? small_blocks_ : large_blocks_;
   Bytes total = 0;
   for (const SeedBlock& sb : blocks) total += sb.size;

@@ -42,6 +42,7 @@ void CachingAllocator::set_config(AllocatorConfig config) {
 }
 
 void CachingAllocator::choose_path() {
+  ++epoch_;
   plain_ = !divisions_configured_ && !config_.max_split_limited() && config_.garbage_collection_threshold == 0.0 &&
            !config_.expandable_segments && expandable_segments_.empty() && !recording_ && !check_each_operation_ &&
            captures_underway_.empty() && needs_events_deferred_until_no_capture_.empty() && !active_apart_;
@@ -533,6 +534,7 @@ void CachingAllocator::report_oom(const AllocParams& p) {
   trace(TraceAction::Oom, 0, p.size, p.stream, info.free);
   stats_.num_ooms += 1;
   last_oom_ = info;
+  ++epoch_;  // the retry may have released segments
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -669,6 +671,7 @@ void CachingAllocator::keep_active_apart() {
 }
 
 void CachingAllocator::free_requested(Block* block) {
+  ++epoch_;
   // As free(), but the block waits for an event that only free_completed() ends.
   keep_active_apart();
   release_allocation(block);
@@ -681,6 +684,7 @@ void CachingAllocator::free_requested(Block* block) {
 }
 
 void CachingAllocator::free_completed(Block* block) {
+  ++epoch_;
   auto it = std::find(pending_events_.begin(), pending_events_.end(), block);
   if (it == pending_events_.end()) return;  // already completed by a synchronize
   pending_events_.erase(it);
@@ -689,6 +693,7 @@ void CachingAllocator::free_completed(Block* block) {
 }
 
 void CachingAllocator::record_stream(Block* block, StreamId stream) {
+  ++epoch_;
   if (stream == block->stream) return;  // uses on the allocating stream need no event
   if (std::find(block->stream_uses.begin(), block->stream_uses.end(), stream) == block->stream_uses.end())
     block->stream_uses.push_back(stream);
@@ -720,6 +725,7 @@ void CachingAllocator::synchronize_and_free_events() {
 }
 
 void CachingAllocator::synchronize() {
+  ++epoch_;
   process_events();
   std::vector<Block*> events;
   events.swap(pending_events_);
@@ -812,6 +818,7 @@ HEADROOM_CACHE_PATH Bytes CachingAllocator::try_merge_blocks(Block* dst, Block* 
 // empty_cache, private pools
 
 void CachingAllocator::empty_cache() {
+  ++epoch_;
   if (!captures_underway_.empty()) return;  // no releases while a capture is underway
   release_cached_blocks();
   after_operation();
@@ -840,6 +847,7 @@ void CachingAllocator::end_allocate_to_pool(PoolId pool) {
 }
 
 void CachingAllocator::release_pool(PoolId pool) {
+  ++epoch_;
   auto it = graph_pools_.find(pool);
   if (it == graph_pools_.end()) return;
   if (--it->second->use_count == 0) graph_pools_freeable_.insert(pool);

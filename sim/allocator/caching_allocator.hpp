@@ -9,12 +9,14 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <vector>
 
 #include "sim/allocator/alloc_config.hpp"
 #include "sim/allocator/block.hpp"
 #include "sim/allocator/block_arena.hpp"
 #include "sim/allocator/block_pool.hpp"
+#include "sim/allocator/closed_run.hpp"
 #include "sim/allocator/expandable_segment.hpp"
 #include "sim/allocator/oom.hpp"
 #include "sim/allocator/snapshot.hpp"
@@ -73,6 +75,22 @@ class CachingAllocator {
   void release_pool(PoolId pool);
   bool capture_underway() const { return !captures_underway_.empty(); }
 
+  // --- closed runs (closed_run.hpp): a run that leaves the state as it found it, done again ---
+  StateId state_id() const { return {epoch_, operations() - operations_offset_}; }
+  // Starts a run: the statistics' peaks start again from the current values, so that end_run reads
+  // the run's own.
+  RunMark begin_run();
+  // Ends the run begun at `mark` (begin_run), the peaks back to the highest of before and during it.
+  // `made`: the address of every block malloc returned during the run, all on `stream` (sorted
+  // here); the caller freed all of them and no other block (`caller_closed`). When the allocator
+  // also finds its memory map as at the mark (plain configuration throughout, no segment created or
+  // released, no retry, OOM or new epoch), writes the run's effect into `run`, state_id() is the
+  // mark's again, and returns true.
+  bool end_run(const RunMark& mark, bool caller_closed, std::span<Address> made, StreamId stream, ClosedRun& run);
+  // `run` once more, for the same operations from a state with the id its mark had: the statistics
+  // it changed and the requested sizes it wrote.
+  void repeat(const ClosedRun& run);
+
   // --- observation ---
   // torch.cuda.memory_stats(); the reference stays valid, its values are those of the last call.
   const AllocatorStats& stats() const {
@@ -92,6 +110,7 @@ class CachingAllocator {
   void reset_accumulated_stats() {
     stats_.reset_accumulated();
     hot_.for_each([](PooledStat& s) { s.reset_accumulated(); });
+    ++epoch_;  // operations() counts from the reset
   }
   Bytes allocated_bytes() const {
     return static_cast<Bytes>(hot_.allocated_bytes.pool[0].current + hot_.allocated_bytes.pool[1].current);
@@ -147,7 +166,14 @@ class CachingAllocator {
   // with no rule that configuration cannot reach. Everything else takes the general path, each step
   // as in PyTorch (spec §3), whose cache path is inlined into malloc_general()/free_general() and
   // whose device, event and capture work is out of line.
-  void choose_path();  // sets plain_; called after every change of what it depends on
+  void choose_path();  // sets plain_ and starts an epoch; called after every change of what it depends on
+  // Mallocs and frees so far (since the last reset_accumulated_stats): a malloc raises allocation's
+  // current, a free lowers it and raises its freed.
+  std::int64_t operations() const {
+    const PooledStat& a = hot_.allocation;
+    return a.pool[0].current + a.pool[1].current + 2 * (a.pool[0].freed + a.pool[1].freed) - a.pool[0].base -
+           a.pool[1].base;
+  }
   Block* malloc_general(Bytes requested, StreamId stream);
   Block* malloc_whole(BlockSet& set, Block* found, Bytes requested, bool small);
   Block* malloc_moving(Bytes requested, Bytes size, Block* found);
@@ -229,6 +255,18 @@ class CachingAllocator {
   std::vector<Block*> needs_events_deferred_until_no_capture_;
   Bytes total_allocated_memory_ = 0;  // all reserved bytes (cudaMalloc + mapped pages), every pool
   std::optional<OomInfo> last_oom_;
+  // state_id(): the epoch, raised by every change of state other than a malloc or a free, and the
+  // operations that closed runs took back.
+  std::uint64_t epoch_ = 0;
+  std::int64_t operations_offset_ = 0;
+  // The closed run ended or repeated last, while the state is still the one it left: repeating it
+  // again needs none of its requested-size writes (they are already there).
+  const ClosedRun* last_closed_run_ = nullptr;
+  StateId last_closed_state_;
+  // fragmentation() of the state `fragmentation_of_` (plain configuration only): the server asks
+  // after every step, and most steps leave the state as they found it.
+  mutable std::optional<StateId> fragmentation_of_;
+  mutable Fragmentation fragmentation_;
 
   bool recording_ = false;
   std::size_t max_entries_ = 0;

@@ -114,11 +114,13 @@ struct PooledStat {
 struct PooledStats {
   PooledStat allocation, segment, active, inactive_split;
   PooledStat allocated_bytes, reserved_bytes, active_bytes, inactive_split_bytes, requested_bytes;
+  static constexpr PooledStat PooledStats::* kMembers[] = {
+      &PooledStats::allocation,      &PooledStats::segment,        &PooledStats::active,
+      &PooledStats::inactive_split,  &PooledStats::allocated_bytes, &PooledStats::reserved_bytes,
+      &PooledStats::active_bytes,    &PooledStats::inactive_split_bytes, &PooledStats::requested_bytes};
   template <class F>
   void for_each(F&& f) {
-    for (PooledStat* s : {&allocation, &segment, &active, &inactive_split, &allocated_bytes, &reserved_bytes,
-                          &active_bytes, &inactive_split_bytes, &requested_bytes})
-      f(*s);
+    for (PooledStat PooledStats::* s : kMembers) f(this->*s);
   }
   // Writes the array statistics into `out` (scalars untouched).
   void view_into(AllocatorStats& out) const;
