@@ -1,7 +1,9 @@
 // Replays a whole scenario through start-up and serving and prints wall time, simulated time,
 // steps, requests and allocator operations per second. Default: the full azure2023_conv trace
 // (19,366 requests) on Llama-3.1-8B / H100 / vLLM with per-layer allocation programs
-// (scenarios/vllm-azure-conv.yaml). A benchmark prints figures; it never passes or fails.
+// (scenarios/vllm-azure-conv.yaml). --run-every-step runs every step's program through the
+// allocator, closed runs included (engine::ServingOptions::repeat_closed_runs off), for the
+// allocator's own rate on the whole trace. A benchmark prints figures; it never passes or fails.
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -14,7 +16,16 @@
 using namespace headroom;
 
 int main(int argc, char** argv) {
-  std::string path = argc > 1 ? argv[1] : "scenarios/vllm-azure-conv.yaml";
+  std::string path = "scenarios/vllm-azure-conv.yaml";
+  scenario::ServeOptions options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--run-every-step") options.repeat_closed_runs = false;
+    else if (arg.starts_with("-")) {
+      fmt::print(stderr, "bench_serving: unknown option '{}' (usage: bench_serving [SCENARIO] [--run-every-step])\n", arg);
+      return 2;
+    } else path = arg;
+  }
   try {
     scenario::Scenario sc = scenario::load_scenario(path);
     auto t0 = std::chrono::steady_clock::now();
@@ -27,7 +38,7 @@ int main(int argc, char** argv) {
     const alloc::AllocatorStats& before = st.memory.allocator->stats();
     std::int64_t mallocs0 = before.allocation[alloc::kAll].allocated, frees0 = before.allocation[alloc::kAll].freed;
     auto t2 = std::chrono::steady_clock::now();
-    engine::ServingResult r = scenario::serve(sc, st, {});
+    engine::ServingResult r = scenario::serve(sc, st, {}, options);
     auto t3 = std::chrono::steady_clock::now();
     const alloc::AllocatorStats& after = st.memory.allocator->stats();
     std::int64_t mallocs = after.allocation[alloc::kAll].allocated - mallocs0;
@@ -38,8 +49,8 @@ int main(int argc, char** argv) {
     fmt::print("serving           {:.3f} s wall for {:.1f} s simulated ({:.0f}x real time)\n", serve_s, r.end_time_s,
                r.end_time_s / serve_s);
     fmt::print("requests          {} completed of {} ({} OOM events)\n", r.completed, r.arrived, r.ooms.size());
-    fmt::print("steps             {} ({} as CUDA graphs), {:.0f} steps/s\n", r.steps, r.graph_steps,
-               static_cast<double>(r.steps) / serve_s);
+    fmt::print("steps             {} ({} as CUDA graphs, {} repeating a closed run), {:.0f} steps/s\n", r.steps,
+               r.graph_steps, r.repeated_steps, static_cast<double>(r.steps) / serve_s);
     fmt::print("allocator         {} mallocs + {} frees, {:.1f} M operations/s\n", mallocs, frees,
                static_cast<double>(mallocs + frees) / serve_s / 1e6);
   } catch (const std::exception& e) {

@@ -34,12 +34,13 @@ Server::Server(alloc::CachingAllocator& allocator, model::SlotTable& slots, cons
     graph_programs_.resize(static_cast<std::size_t>(options_.max_graph_batch) + 1);
 }
 
-const model::AllocationProgram& Server::program_for(const StepPlan& plan, bool graph_replay) {
+Server::StepProgram& Server::program_for(const StepPlan& plan, bool graph_replay) {
   if (options_.eager && !graph_replay) {
     // The eager path's temporaries follow every sequence's context: one program per step.
     eager_seqs_.clear();
     for (const ScheduledRequest& r : plan.scheduled) eager_seqs_.push_back({r.new_tokens, r.context_tokens});
-    eager_program_ = model::eager_step_program(*options_.model, eager_seqs_, *options_.eager, options_.sampler);
+    eager_program_.program = model::eager_step_program(*options_.model, eager_seqs_, *options_.eager, options_.sampler);
+    eager_program_.memo.state.reset();  // a new program: no closed run of it yet
     return eager_program_;
   }
   // Most steps replay a graph whose program is indexed by its seqs.
@@ -48,7 +49,7 @@ const model::AllocationProgram& Server::program_for(const StepPlan& plan, bool g
     graph = &graph_programs_[static_cast<std::size_t>(plan.seqs())];
     if (graph->program && graph->tokens == plan.total_tokens) return *graph->program;
   }
-  auto indexed = [&](const model::AllocationProgram& program) -> const model::AllocationProgram& {
+  auto indexed = [&](StepProgram& program) -> StepProgram& {
     if (graph) *graph = GraphProgram{plan.total_tokens, &program};
     return program;
   };
@@ -67,7 +68,7 @@ const model::AllocationProgram& Server::program_for(const StepPlan& plan, bool g
                                                                       : programs_.end();
     if (like != programs_.end()) {
       model::ForwardShape shape{plan.total_tokens, plan.seqs(), plan.decode_seqs, options_.tp};
-      refilled = model::refill_step_program(model::AllocationProgram(like->second), *options_.model, shape,
+      refilled = model::refill_step_program(model::AllocationProgram(like->second.program), *options_.model, shape,
                                             options_.forward, options_.sampler);
     }
   }
@@ -75,7 +76,7 @@ const model::AllocationProgram& Server::program_for(const StepPlan& plan, bool g
     programs_.clear();
     std::fill(graph_programs_.begin(), graph_programs_.end(), GraphProgram{});
   }
-  if (refilled) return programs_.emplace(key, std::move(*refilled)).first->second;
+  if (refilled) return programs_.emplace(key, StepProgram{std::move(*refilled), {}}).first->second;
   model::AllocationProgram program;
   if (graph_replay) {
     // The captured graph reuses the addresses it got at capture: only the eager sampler allocates,
@@ -90,7 +91,7 @@ const model::AllocationProgram& Server::program_for(const StepPlan& plan, bool g
     model::ForwardShape shape{plan.total_tokens, plan.seqs(), plan.decode_seqs, options_.tp};
     program = model::step_program(*options_.model, shape, options_.forward, options_.sampler);
   }
-  return indexed(programs_.emplace(key, std::move(program)).first->second);
+  return indexed(programs_.emplace(key, StepProgram{std::move(program), {}}).first->second);
 }
 
 std::string ClosestCall::allocation() const {
@@ -265,8 +266,7 @@ class Server::Run {
       if (plan_.empty()) return true;
       graph_step_ = s_.options_.max_graph_batch > 0 && plan_.decode_seqs == plan_.seqs() &&
                     plan_.seqs() <= s_.options_.max_graph_batch;
-      const model::AllocationProgram& program = s_.program_for(plan_, graph_step_);
-      if (!allocate_step(now, program)) {
+      if (!allocate_step(now, s_.program_for(plan_, graph_step_))) {
         if (s_.options_.on_oom == OnOom::stop) {
           result_.died = true;
           return false;
@@ -282,9 +282,10 @@ class Server::Run {
   }
 
   // Runs the step's allocation program through the allocator; false on an OOM (recorded).
-  bool allocate_step(Seconds now, const model::AllocationProgram& program) {
+  bool allocate_step(Seconds now, StepProgram& step) {
+    const model::AllocationProgram& program = step.program;
     s_.allocator_.set_clock_us(static_cast<std::int64_t>(now * 1e6));
-    model::run_program(s_.allocator_, program, s_.slots_, run_, kServingRun);
+    run_step(step);
     result_.allocator_mallocs += run_.allocations;
     note_free(now, program);
     if (run_.oom && canary_) {
@@ -292,7 +293,7 @@ class Server::Run {
       s_.allocator_.free(canary_);
       canary_ = nullptr;
       result_.canary_released_s = now;
-      model::run_program(s_.allocator_, program, s_.slots_, run_, kServingRun);
+      run_step(step);
       result_.allocator_mallocs += run_.allocations;
       note_free(now, program);
     }
@@ -309,6 +310,13 @@ class Server::Run {
     ++result_.oom_count;
     if (result_.ooms.size() < kMaxOomEvents) result_.ooms.push_back(ev);
     return false;
+  }
+
+  void run_step(StepProgram& step) {
+    if (!s_.options_.repeat_closed_runs)
+      model::run_program(s_.allocator_, step.program, s_.slots_, run_, kServingRun);
+    else if (model::run_program(s_.allocator_, step.program, s_.slots_, run_, kServingRun, step.memo))
+      ++result_.repeated_steps;
   }
 
   // on_oom: continue. The step is dropped: its requests fail (the client sees an error) and the

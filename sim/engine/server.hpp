@@ -42,6 +42,11 @@ struct ServingOptions {
   // Debugging (slow): the allocator's invariants after each of its operations, the scheduler's and
   // its KV manager's after every scheduler call (add_request, schedule, complete_step, drop_step).
   bool check_invariants = false;
+  // A step whose program left the allocator as it found it (a closed run, alloc::ClosedRun) is
+  // applied, not run again, the next time the same program starts from the same state: most steps
+  // (model::RunMemo). Off: every step's program runs through the allocator; the outputs are the
+  // same (tests/scenario/test_closed_runs.cpp), only slower.
+  bool repeat_closed_runs = true;
   // A policy's canary held since start-up (runtime guard release_on_oom): freed at the first OOM
   // and the step run again, so the cached bytes it leaves serve the allocation. Null: none.
   alloc::Block* release_on_oom = nullptr;
@@ -122,6 +127,7 @@ struct ServingResult {
   std::int64_t rejected = 0;          // refused before they ran (longer than the engine accepts)
   std::int64_t steps = 0;
   std::int64_t graph_steps = 0;
+  std::int64_t repeated_steps = 0;  // steps whose program run was a closed run applied again (model::RunMemo)
   std::int64_t preemptions = 0;
   Seconds end_time_s = 0;
   Tokens generated_tokens = 0;
@@ -155,7 +161,13 @@ class Server {
  private:
   class Run;  // one replay: its state and a handler per event kind (server.cpp)
 
-  const model::AllocationProgram& program_for(const StepPlan& plan, bool graph_replay);
+  // A step program and its last closed run (model::RunMemo): most steps repeat the run of a
+  // program already run from the same allocator state.
+  struct StepProgram {
+    model::AllocationProgram program;
+    model::RunMemo memo;
+  };
+  StepProgram& program_for(const StepPlan& plan, bool graph_replay);
   RequestRecord record_of(const RequestState& r) const;
 
   alloc::CachingAllocator& allocator_;
@@ -170,16 +182,16 @@ class Server {
   // builds one, and a new token count is refilled from a neighbour of the same seqs
   // (model::refill_step_program). Cleared when it grows past a bound, so memory stays flat on long
   // traces.
-  std::map<std::tuple<std::int64_t, std::int64_t, bool, std::int64_t>, model::AllocationProgram> programs_;
+  std::map<std::tuple<std::int64_t, std::int64_t, bool, std::int64_t>, StepProgram> programs_;
   // The graph-replay programs of programs_ by seqs (a replayed decode batch of n seqs has one
   // shape), found without the map's search; reset with it. Sized at construction.
   struct GraphProgram {
     std::int64_t tokens = 0;
-    const model::AllocationProgram* program = nullptr;
+    StepProgram* program = nullptr;
   };
   std::vector<GraphProgram> graph_programs_;
   // The eager path's program of the current step and its sequences (capacity kept between steps).
-  model::AllocationProgram eager_program_;
+  StepProgram eager_program_;
   std::vector<model::EagerSequence> eager_seqs_;
 };
 

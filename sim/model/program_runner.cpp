@@ -34,9 +34,11 @@ Bytes above(Bytes now, Bytes start) { return now > start ? now - start : 0; }
 // which the serving loop never reads (RunOptions::layer_peaks). The ops, the slot table and the
 // stream are read through locals too: the allocator calls could change them as far as the
 // compiler knows, and would have them reloaded on every op.
-template <bool kLayers>
-void run_ops(alloc::CachingAllocator& allocator, const AllocationProgram& program, SlotTable& slots, ProgramRun& r,
-             const RunOptions& options) {
+// kMade: every block malloc returns is listed in `made` (a run kept in a RunMemo); returns how many.
+template <bool kLayers, bool kMade = false>
+std::size_t run_ops(alloc::CachingAllocator& allocator, const AllocationProgram& program, SlotTable& slots,
+                    ProgramRun& r, const RunOptions& options, Address* made = nullptr) {
+  std::size_t n_made = 0;
   const device::Device& device = allocator.device();
   Bytes peak_allocated = r.start_allocated, peak_reserved = r.start_reserved;
   std::size_t peak_op = 0;
@@ -85,6 +87,7 @@ void run_ops(alloc::CachingAllocator& allocator, const AllocationProgram& progra
       r.oom_op = i;
       break;
     }
+    if constexpr (kMade) made[n_made++] = block->ptr;
     if (op.persistent) [[unlikely]]
       slots.add_persistent(op.slot, block);  // capacity reserved by prepare()
     else
@@ -118,12 +121,12 @@ void run_ops(alloc::CachingAllocator& allocator, const AllocationProgram& progra
   r.min_free_or_cached = min_loose;
   r.allocations = allocations;
   r.persistent_reused = persistent_reused;
+  return n_made;
 }
 
-}  // namespace
-
-void run_program(alloc::CachingAllocator& allocator, const AllocationProgram& program, SlotTable& slots,
-                 ProgramRun& r, const RunOptions& options) {
+// The result's starting figures, before the first op.
+void start_run(alloc::CachingAllocator& allocator, const AllocationProgram& program, SlotTable& slots, ProgramRun& r,
+               const RunOptions& options) {
   slots.prepare(program);
   r.start_allocated = allocator.allocated_bytes();
   r.start_reserved = allocator.reserved_bytes();
@@ -142,11 +145,10 @@ void run_program(alloc::CachingAllocator& allocator, const AllocationProgram& pr
   r.completed = false;
   r.oom.reset();
   r.oom_op = 0;
-  if (options.graph_pool) allocator.begin_allocate_to_pool(*options.graph_pool, options.stream);
-  if (options.layer_peaks)
-    run_ops<true>(allocator, program, slots, r, options);
-  else
-    run_ops<false>(allocator, program, slots, r, options);
+}
+
+// After the last op: an OOM unwinds the transient blocks; the figures at the end.
+void finish_run(alloc::CachingAllocator& allocator, SlotTable& slots, ProgramRun& r) {
   if (r.oom) {
     // Unwinding drops every tensor of the failed step; in PyTorch order does not matter to the
     // sizes, here the highest slot goes first.
@@ -157,8 +159,52 @@ void run_program(alloc::CachingAllocator& allocator, const AllocationProgram& pr
   } else {
     r.completed = true;
   }
-  if (options.graph_pool) allocator.end_allocate_to_pool(*options.graph_pool);
   r.end_allocated = above(allocator.allocated_bytes(), r.start_allocated);
+}
+
+}  // namespace
+
+void run_program(alloc::CachingAllocator& allocator, const AllocationProgram& program, SlotTable& slots,
+                 ProgramRun& r, const RunOptions& options) {
+  start_run(allocator, program, slots, r, options);
+  if (options.graph_pool) allocator.begin_allocate_to_pool(*options.graph_pool, options.stream);
+  if (options.layer_peaks)
+    run_ops<true>(allocator, program, slots, r, options);
+  else
+    run_ops<false>(allocator, program, slots, r, options);
+  finish_run(allocator, slots, r);
+  if (options.graph_pool) allocator.end_allocate_to_pool(*options.graph_pool);
+}
+
+bool run_program(alloc::CachingAllocator& allocator, const AllocationProgram& program, SlotTable& slots,
+                 ProgramRun& r, const RunOptions& options, RunMemo& memo) {
+  if (options.graph_pool || options.layer_peaks) {
+    run_program(allocator, program, slots, r, options);
+    return false;
+  }
+  const Bytes device_free = allocator.device().free_bytes();
+  if (memo.state == allocator.state_id() && memo.device_free == device_free) {
+    allocator.repeat(memo.effect);
+    r = memo.run;  // no layers, no OOM: copying allocates nothing
+    return true;
+  }
+  const alloc::RunMark mark = allocator.begin_run();
+  const std::size_t persistent = slots.persistent_count();
+  start_run(allocator, program, slots, r, options);
+  const std::size_t made = run_ops<false, true>(allocator, program, slots, r, options, slots.made_for(program));
+  finish_run(allocator, slots, r);
+  // Closed on the program's side: it ran to its end and freed every block it allocated, and a
+  // program frees only its own transient blocks (ProgramBuilder::finish: none is left live, and a
+  // free names an earlier alloc).
+  const bool closed = r.completed && r.end_allocated == 0 && slots.persistent_count() == persistent;
+  if (allocator.end_run(mark, closed, slots.made(made), options.stream, memo.effect)) {
+    memo.state = mark.state;
+    memo.device_free = device_free;
+    memo.run = r;
+  } else {
+    memo.state.reset();  // its effect was overwritten
+  }
+  return false;
 }
 
 ProgramRun run_program(alloc::CachingAllocator& allocator, const AllocationProgram& program, SlotTable& slots,

@@ -5,6 +5,7 @@
 // nothing: the slot table and the result are the caller's and keep their capacity between runs.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -29,6 +30,13 @@ class SlotTable {
     if (persistent_.capacity() - persistent_.size() < program.persistent) [[unlikely]]
       persistent_.reserve(persistent_.size() + program.persistent);
   }
+  // The address of every block a run's mallocs returned (a run kept in a RunMemo lists them for
+  // CachingAllocator::end_run); sized by the program's ops, so listing allocates nothing.
+  Address* made_for(const AllocationProgram& program) {
+    if (made_.size() < program.ops.size()) [[unlikely]] made_.resize(program.ops.size(), 0);
+    return made_.data();
+  }
+  std::span<Address> made(std::size_t n) { return {made_.data(), n}; }
   alloc::Block*& transient(std::uint32_t slot) { return transient_[slot]; }
   // The transient table's first entry: stable until the next prepare() (the runner's ops loop).
   alloc::Block** transient_data() { return transient_.data(); }
@@ -43,6 +51,7 @@ class SlotTable {
  private:
   std::vector<alloc::Block*> transient_;
   std::vector<std::pair<std::uint32_t, alloc::Block*>> persistent_;
+  std::vector<Address> made_;
 };
 
 struct RunOptions {
@@ -88,6 +97,23 @@ struct ProgramRun {
 // keeping any persistent buffer already created. `result` is overwritten.
 void run_program(alloc::CachingAllocator& allocator, const AllocationProgram& program, SlotTable& slots,
                  ProgramRun& result, const RunOptions& options = {});
+
+// A program's last closed run (alloc::ClosedRun: it left the allocator's memory map as it found it)
+// and what it measured. The same program from the same memory map, with the same free device
+// memory, runs the same again, so the run is applied instead of running the ops. Kept beside its
+// program by the program's owner and valid while the program is unchanged (a rebuilt or refilled
+// program starts with an empty memo).
+struct RunMemo {
+  std::optional<alloc::StateId> state;  // the allocator state the run started in; none: no closed run yet
+  Bytes device_free = 0;                // cudaMemGetInfo's free then
+  alloc::ClosedRun effect;
+  ProgramRun run;
+};
+
+// run_program, applying `memo`'s run where it holds (returns true) and keeping the run in it when it
+// is closed (the serving loop's steps). A run with a graph pool or per-layer peaks always runs its ops.
+bool run_program(alloc::CachingAllocator& allocator, const AllocationProgram& program, SlotTable& slots,
+                 ProgramRun& result, const RunOptions& options, RunMemo& memo);
 
 ProgramRun run_program(alloc::CachingAllocator& allocator, const AllocationProgram& program, SlotTable& slots,
                        const RunOptions& options = {});

@@ -21,7 +21,10 @@ Outcome simulate(const Scenario& sc, const policy::PolicySpec& spec, const Simul
           lat.add(r);
           if (options.on_request) options.on_request(r);
         },
-        options.on_progress, options.check_invariants, o.start.release_canary_on_oom);
+        ServeOptions{.on_progress = options.on_progress,
+                     .check_invariants = options.check_invariants,
+                     .release_canary_on_oom = o.start.release_canary_on_oom,
+                     .repeat_closed_runs = options.repeat_closed_runs});
     o.ttft = report::LatencyCollector::summarize(lat.ttft);
     o.tpot = report::LatencyCollector::summarize(lat.tpot);
     o.e2e = report::LatencyCollector::summarize(lat.e2e);

@@ -20,6 +20,7 @@ struct SimulateOptions {
   std::function<void(const policy::PolicyStart&)> on_started;
   bool check_invariants = false;  // as `headroom run --check`: from start-up on (slow)
   bool keep_memory = false;  // keep the start-up's allocator and device (default: freed at the end)
+  bool repeat_closed_runs = true;  // engine::ServingOptions::repeat_closed_runs
 };
 
 Outcome simulate(const Scenario& scenario, const policy::PolicySpec& policy, const SimulateOptions& options = {});

@@ -65,8 +65,7 @@ policy::PolicyStart start_policy(const Scenario& sc, const policy::PolicySpec& s
 
 engine::ServingResult serve(const Scenario& sc, engine::StartupResult& st,
                             const std::function<void(const engine::RequestRecord&)>& on_request,
-                            const std::function<void(double)>& on_progress, bool check_invariants,
-                            bool release_canary_on_oom) {
+                            const ServeOptions& options) {
   if (!st.ok) throw std::logic_error("serve: the engine did not start");
   std::unique_ptr<engine::Scheduler> scheduler = engine::make_scheduler(st, sc.model);
   latency::StepLatencyModel lat(sc.model, sc.tp, kv_dtype_of(st.config), sc.model.dtype, sc.gpu);
@@ -82,12 +81,13 @@ engine::ServingResult serve(const Scenario& sc, engine::StartupResult& st,
   so.graph_computes_logits = st.graph_computes_logits;
   so.max_graph_batch = st.graph_batch_sizes.empty() ? 0 : st.graph_batch_sizes.back();
   so.on_oom = sc.on_oom;
-  so.check_invariants = check_invariants;
-  so.release_on_oom = release_canary_on_oom ? st.memory.canary : nullptr;
+  so.check_invariants = options.check_invariants;
+  so.release_on_oom = options.release_canary_on_oom ? st.memory.canary : nullptr;
+  so.repeat_closed_runs = options.repeat_closed_runs;
   engine::Server server(*st.memory.allocator, *st.memory.slots, lat, *scheduler, so);
   std::unique_ptr<workload::RequestSource> source = workload::make_source(sc.workload);
   engine::ServingResult result = while_doing(fmt::format("simulating the workload of scenario '{}'", sc.name),
-                                             [&] { return server.run(*source, on_request, on_progress); });
+                                             [&] { return server.run(*source, on_request, options.on_progress); });
   if (result.canary_released_s) st.memory.canary = nullptr;
   return result;
 }

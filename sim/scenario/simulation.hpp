@@ -21,11 +21,17 @@ policy::PolicyStart start_policy(const Scenario& scenario, const policy::PolicyS
 // Starts the engine the scenario names (a failed start-up is a result: ok = false).
 engine::StartupResult start(const Scenario& scenario);
 
+struct ServeOptions {
+  std::function<void(double)> on_progress;
+  bool check_invariants = false;  // as `headroom run --check` (slow)
+  // A canary start-up left is freed at the first OOM and the step retried.
+  bool release_canary_on_oom = false;
+  bool repeat_closed_runs = true;  // engine::ServingOptions::repeat_closed_runs
+};
+
 // Serves the scenario's workload on a started engine. `on_request` sees every request as it leaves.
-// `release_canary_on_oom`: a canary start-up left is freed at the first OOM and the step retried.
 engine::ServingResult serve(const Scenario& scenario, engine::StartupResult& startup,
                             const std::function<void(const engine::RequestRecord&)>& on_request,
-                            const std::function<void(double)>& on_progress = {}, bool check_invariants = false,
-                            bool release_canary_on_oom = false);
+                            const ServeOptions& options = {});
 
 }  // namespace headroom::scenario
