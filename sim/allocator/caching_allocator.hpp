@@ -81,12 +81,12 @@ class CachingAllocator {
   // the run's own.
   RunMark begin_run();
   // Ends the run begun at `mark` (begin_run), the peaks back to the highest of before and during it.
-  // `made`: the address of every block malloc returned during the run, all on `stream` (sorted
-  // here); the caller freed all of them and no other block (`caller_closed`). When the allocator
+  // `made`: the address of every block malloc returned during the run, all on `stream`; the caller
+  // freed all of them and no other block (`caller_closed`). When the allocator
   // also finds its memory map as at the mark (plain configuration throughout, no segment created or
   // released, no retry, OOM or new epoch), writes the run's effect into `run`, state_id() is the
   // mark's again, and returns true.
-  bool end_run(const RunMark& mark, bool caller_closed, std::span<Address> made, StreamId stream, ClosedRun& run);
+  bool end_run(const RunMark& mark, bool caller_closed, std::span<const Address> made, StreamId stream, ClosedRun& run);
   // `run` once more, for the same operations from a state with the id its mark had: the statistics
   // it changed and the requested sizes it wrote.
   void repeat(const ClosedRun& run);
@@ -263,6 +263,12 @@ class CachingAllocator {
   // again needs none of its requested-size writes (they are already there).
   const ClosedRun* last_closed_run_ = nullptr;
   StateId last_closed_state_;
+  struct WrittenBlock {
+    Address ptr, end;  // the block's range
+    const Block* block;
+    bool written;
+  };
+  std::vector<WrittenBlock> written_scratch_;  // end_run's free blocks (capacity kept between runs)
   // fragmentation() of the state `fragmentation_of_` (plain configuration only): the server asks
   // after every step, and most steps leave the state as they found it.
   mutable std::optional<StateId> fragmentation_of_;

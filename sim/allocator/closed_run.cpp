@@ -38,7 +38,7 @@ RunMark CachingAllocator::begin_run() {
   return mark;
 }
 
-bool CachingAllocator::end_run(const RunMark& mark, bool caller_closed, std::span<Address> made, StreamId stream,
+bool CachingAllocator::end_run(const RunMark& mark, bool caller_closed, std::span<const Address> made, StreamId stream,
                                ClosedRun& run) {
   settle_peaks();
   last_closed_run_ = nullptr;
@@ -59,18 +59,29 @@ bool CachingAllocator::end_run(const RunMark& mark, bool caller_closed, std::spa
   }
   // The requested sizes the run wrote: every free sets the merged block's to the freed block's, and
   // every block freed was one the run allocated, so the free blocks holding one of the run's
-  // addresses are those it wrote last, and no other was written.
-  std::sort(made.begin(), made.end());
-  run.writes.clear();
-  for (const BlockPool* pool : {&small_blocks_, &large_blocks_}) {
-    const BlockSet* set = pool->free_blocks(stream);
-    if (!set) continue;
-    for (const Block& b : *set) {
-      auto first = std::lower_bound(made.begin(), made.end(), b.ptr);
-      if (first != made.end() && *first < b.ptr + b.size)
-        run.writes.push_back({b.ptr, b.size, b.requested_size, stream, pool->is_small});
-    }
+  // addresses are those it wrote last, and no other was written. The stream's free blocks are few
+  // (a dozen on a serving trace) and the run's addresses many (hundreds, a dozen distinct): each
+  // address is looked up among the free blocks in address order.
+  std::vector<WrittenBlock>& free = written_scratch_;
+  free.clear();
+  for (const BlockPool* pool : {&small_blocks_, &large_blocks_})
+    if (const BlockSet* set = pool->free_blocks(stream))
+      for (const Block& b : *set) free.push_back({b.ptr, b.ptr + b.size, &b, false});
+  std::sort(free.begin(), free.end(), [](const WrittenBlock& x, const WrittenBlock& y) { return x.ptr < y.ptr; });
+  const WrittenBlock* const first = free.data();
+  const WrittenBlock* const last = first + free.size();
+  WrittenBlock* hit = nullptr;  // the previous address's block: the next one is often in it too
+  for (const Address a : made) {
+    if (hit && a >= hit->ptr && a < hit->end) continue;
+    const WrittenBlock* after = std::upper_bound(first, last, a, [](Address x, const WrittenBlock& w) { return x < w.ptr; });
+    if (after == first || a >= (after - 1)->end) continue;
+    hit = const_cast<WrittenBlock*>(after - 1);
+    hit->written = true;
   }
+  run.writes.clear();
+  for (const WrittenBlock& w : free)
+    if (w.written)
+      run.writes.push_back({w.block->ptr, w.block->size, w.block->requested_size, stream, w.block->pool->is_small});
   operations_offset_ += run.operations;
   last_closed_run_ = &run;
   last_closed_state_ = state_id();

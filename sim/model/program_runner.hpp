@@ -36,7 +36,7 @@ class SlotTable {
     if (made_.size() < program.ops.size()) [[unlikely]] made_.resize(program.ops.size(), 0);
     return made_.data();
   }
-  std::span<Address> made(std::size_t n) { return {made_.data(), n}; }
+  std::span<const Address> made(std::size_t n) const { return {made_.data(), n}; }
   alloc::Block*& transient(std::uint32_t slot) { return transient_[slot]; }
   // The transient table's first entry: stable until the next prepare() (the runner's ops loop).
   alloc::Block** transient_data() { return transient_.data(); }
