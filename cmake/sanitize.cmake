@@ -23,5 +23,13 @@ if(HEADROOM_SANITIZE)
   add_compile_options(${_headroom_sanitizers} -fno-omit-frame-pointer -O1 -g1)
   add_compile_definitions(_GLIBCXX_ASSERTIONS)
   add_link_options(${_headroom_sanitizers})
+  # LLVM's linker where it is installed (Debian's lld): with the sanitizer runtimes and -g1 a test
+  # executable's link is 2.0 CPU-s with GNU ld and 0.45 with lld (test_engine, clang 14, measured
+  # alternately twice); the build links about thirty executables. Without lld, GNU ld as before.
+  include(CheckLinkerFlag)
+  check_linker_flag(CXX -fuse-ld=lld HEADROOM_HAVE_LLD)
+  if(HEADROOM_HAVE_LLD)
+    add_link_options(-fuse-ld=lld)
+  endif()
   message(STATUS "HEADROOM_SANITIZE: AddressSanitizer + UndefinedBehaviorSanitizer on every target")
 endif()

@@ -177,7 +177,7 @@ void run_property(std::uint64_t seed, const char* conf, long operations, Bytes c
   Rng rng(seed);
   // Under the sanitizers a quarter of the walk: every path runs within it (the checks below hold
   // there too), and the rest would cost a minute of CI for no path not taken already.
-  if (headroom::test::kSanitized) operations /= 4;
+  operations = headroom::test::sanitized_share(operations, 4);
   std::vector<std::pair<Block*, Address>> live;
   long mallocs = 0, ooms = 0, empties = 0;
   for (long op = 0; op < operations; ++op) {

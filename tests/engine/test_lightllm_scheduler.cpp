@@ -14,6 +14,7 @@
 #include "sim/core/rng.hpp"
 #include "sim/engine/lightllm_scheduler.hpp"
 #include "tests/engine/scheduler_harness.hpp"
+#include "tests/support/sanitizers.hpp"
 
 using namespace headroom;
 using namespace headroom::engine;
@@ -321,7 +322,11 @@ PropertyOutcome run_property(const PropertyConfig& pc) {
     }
     h.plan.clear();
     h.sched.schedule(h.now, h.plan);
-    h.sched.check_invariants();
+    // The scheduler's invariants after every call in Release, at every fourth step under the
+    // sanitizers, where their walks over every request are most of the run; the walk, and so every
+    // figure checked below, is the same in both builds.
+    const bool full_check = headroom::test::sanitized_every(out.steps, 4);
+    if (full_check) h.sched.check_invariants();
     out.aborted += static_cast<std::int64_t>(h.plan.aborted.size());
     if (h.plan.empty()) {
       if (next == arrivals.size() && !h.sched.has_work()) break;  // the last plan only reported aborts
@@ -361,7 +366,7 @@ PropertyOutcome run_property(const PropertyConfig& pc) {
     h.now += 0.001 + 1e-6 * static_cast<double>(p.total_tokens);
     h.finished.clear();
     h.sched.complete_step(p, h.now, h.finished);
-    h.sched.check_invariants();
+    if (full_check) h.sched.check_invariants();
     ++out.steps;
     REQUIRE(out.steps < 2000000);
   }

@@ -16,6 +16,7 @@
 #include "sim/engine/radix_kv_cache.hpp"
 #include "sim/engine/swa_radix_kv_cache.hpp"
 #include "tests/support/allocation_counter.hpp"
+#include "tests/support/sanitizers.hpp"
 
 
 using namespace headroom;
@@ -507,12 +508,16 @@ TEST_CASE("radix: 10^5 random operations match the reference model") {
       CHECK_THROWS_AS(cache.free(n), std::logic_error);
       CHECK_THROWS_AS(ref.free(n), std::logic_error);
     }
-    cache.check_invariants();
     REQUIRE(cache.available_size() == ref.available());
     REQUIRE(cache.cached_tokens() == ref.cached());
     REQUIRE(cache.evictable_size() == ref.evictable());
     REQUIRE(cache.protected_size() == ref.protected_tokens());
     REQUIRE(cache.request_tokens() == ref.request_tokens());
+    // The tree's invariants and the whole tree against the reference's after every step in Release,
+    // after every fourth under the sanitizers (those walks are most of the run there; a difference
+    // stays until the next). The walk, and so every figure checked at the end, is the same in both.
+    if (!headroom::test::sanitized_every(step, 4)) continue;
+    cache.check_invariants();
     Tokens own = 0;
     for (const auto& [id, l] : live) own += l.own;
     REQUIRE(cache.request_tokens() == own);

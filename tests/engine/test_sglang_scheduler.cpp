@@ -15,6 +15,7 @@
 #include "sim/core/rng.hpp"
 #include "sim/engine/sglang_scheduler.hpp"
 #include "tests/engine/scheduler_harness.hpp"
+#include "tests/support/sanitizers.hpp"
 
 using namespace headroom;
 using namespace headroom::engine;
@@ -413,7 +414,8 @@ struct PropertyOutcome {
 
 // A seeded workload through the scheduler with a fake clock: arrivals at random times, prompts
 // sharing prefixes from a few "documents" (Mooncake-style hash ids), invariants after every
-// schedule and every completion, and the rules every plan must keep.
+// schedule and every completion (at every fourth step under the sanitizers), and the rules every
+// plan must keep.
 PropertyOutcome run_property(const PropertyConfig& pc) {
   Rng rng(pc.seed);
   SglangSchedulerLimits l = limits(pc.capacity, pc.chunk, pc.conservativeness);
@@ -455,7 +457,11 @@ PropertyOutcome run_property(const PropertyConfig& pc) {
     }
     h.plan.clear();
     h.sched.schedule(h.now, h.plan);
-    h.sched.check_invariants();
+    // The invariants after every schedule and completion in Release, at every fourth step under the
+    // sanitizers, where their walks over the tree and every request are most of the run; the walk,
+    // and so every figure checked below, is the same in both builds.
+    const bool full_check = headroom::test::sanitized_every(out.steps, 4);
+    if (full_check) h.sched.check_invariants();
     out.aborted += static_cast<std::int64_t>(h.plan.aborted.size());
     if (h.plan.empty()) {
       if (next == arrivals.size() && !h.sched.has_work()) break;  // the last plan only reported aborts
@@ -501,7 +507,7 @@ PropertyOutcome run_property(const PropertyConfig& pc) {
     h.now += 0.001 + 1e-6 * static_cast<double>(p.total_tokens);
     h.finished.clear();
     h.sched.complete_step(p, h.now, h.finished);
-    h.sched.check_invariants();
+    if (full_check) h.sched.check_invariants();
     ++out.steps;
     REQUIRE(out.steps < 2000000);
   }

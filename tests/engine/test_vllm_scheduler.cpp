@@ -504,7 +504,7 @@ TEST_CASE("vLLM scheduler: random traffic keeps every invariant and every reques
         loop.sched.schedule(loop.now, loop.plan);
         // Every step's invariants in Release; every fourth step's under the sanitizers, where the
         // checks' walks over every block and request are most of a 35 s test.
-        const bool check = !headroom::test::kSanitized || steps % 4 == 0;
+        const bool check = headroom::test::sanitized_every(steps, 4);
         if (check) loop.sched.check_invariants();
         const StepPlan& p = loop.plan;
         loop.reported_aborted.insert(loop.reported_aborted.end(), p.aborted.begin(), p.aborted.end());
