@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages headroom builds with, only those that are missing, then the npm
 # packages of web/ (ECharts for the HTML report, playwright-core) exactly as web/package-lock.json pins
-# them. With --test, also Debian's chromium (the browser test of report.html, --png/--svg) and
+# them. With --test, also Debian's chromium (the browser test of report.html, --png/--svg),
 # clang-14 with its compiler-rt (libclang-rt-14-dev: the sanitizers of `make sanitize`, libFuzzer of
-# `make fuzz`).
+# `make fuzz`) and lld (the clang build's linker: a sanitizer test links in a quarter of GNU ld's
+# time, cmake/sanitize.cmake).
 # Uses sudo when not root. Safe to run repeatedly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +17,7 @@ packages=(build-essential cmake ninja-build libboost-dev libeigen3-dev libyaml-c
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(chromium clang-14 libclang-rt-14-dev)
+  packages+=(chromium clang-14 libclang-rt-14-dev lld)
 fi
 missing=()
 for p in "${packages[@]}"; do
