@@ -134,7 +134,8 @@ TEST_CASE("closed runs: repeating a run's effect leaves the allocator as replayi
   std::vector<Address> returned_a, returned_b;
   long repeated = 0, closed = 0, open = 0, failed = 0;
   std::size_t last = 0;
-  const long steps = headroom::test::kSanitized ? 400 : 1200;
+  // Under the sanitizers the same walk (OOMs and releases come late in it), compared every 4th step.
+  const long steps = 1200;
   for (long step = 0; step < steps; ++step) {
     const double u = rng.uniform();
     if (u < 0.80) {
@@ -200,7 +201,7 @@ TEST_CASE("closed runs: repeating a run's effect leaves the allocator as replayi
       a.reset_peak_stats();
       b.reset_peak_stats();
     }
-    same_state(a, b, step);
+    if (headroom::test::sanitized_every(step, 4)) same_state(a, b, step);
   }
   a.check_invariants();
   // The walk took every path: runs repeated, runs recorded, runs that were not closed (a leaky
