@@ -68,14 +68,14 @@ bool CachingAllocator::end_run(const RunMark& mark, bool caller_closed, std::spa
     if (const BlockSet* set = pool->free_blocks(stream))
       for (const Block& b : *set) free.push_back({b.ptr, b.ptr + b.size, &b, false});
   std::sort(free.begin(), free.end(), [](const WrittenBlock& x, const WrittenBlock& y) { return x.ptr < y.ptr; });
-  const WrittenBlock* const first = free.data();
-  const WrittenBlock* const last = first + free.size();
+  WrittenBlock* const first = free.data();
+  WrittenBlock* const last = first + free.size();
   WrittenBlock* hit = nullptr;  // the previous address's block: the next one is often in it too
   for (const Address a : made) {
     if (hit && a >= hit->ptr && a < hit->end) continue;
-    const WrittenBlock* after = std::upper_bound(first, last, a, [](Address x, const WrittenBlock& w) { return x < w.ptr; });
+    WrittenBlock* after = std::upper_bound(first, last, a, [](Address x, const WrittenBlock& w) { return x < w.ptr; });
     if (after == first || a >= (after - 1)->end) continue;
-    hit = const_cast<WrittenBlock*>(after - 1);
+    hit = after - 1;
     hit->written = true;
   }
   run.writes.clear();

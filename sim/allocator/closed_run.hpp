@@ -2,18 +2,19 @@
 // A closed run: operations after which the allocator's memory map is as it was before them (every
 // block the run allocated was freed, none from before was, and no segment was created or released).
 // A serving step's program is mostly one (its activations die with the step); when the same program
-// starts again from the state its closed run left, it does exactly the same again, so its effect on
-// the statistics is applied (CachingAllocator::repeat) instead of replaying it.
+// starts again from the same memory map, it does exactly the same again, so its effect is applied
+// (CachingAllocator::repeat) instead of replaying it.
 //
 // Why the map repeats: in the plain configuration (no stream events, no max_split_size, no
 // expandable segments, no capture) a freed block always merges with its free neighbours, so a
 // segment's free blocks are the gaps between its allocated ones; same segments and same allocated
 // blocks give the same memory map, pools and free sets, whatever was split and merged in between.
-// Nor does a free block's requested_size, the request of its last allocation (PyTorch keeps it, and
-// DeviceCachingAllocator::snapshot in c10/cuda/CUDACachingAllocator.cpp writes it for inactive
-// blocks too): a free keeps the freed block's in the merged block, so a closed run leaves in the free
-// blocks its frees made the values it wrote, and another closed run in between may have written
-// others. Those writes are part of the run's effect and repeat() makes them again.
+// What the map does not fix is a free block's requested_size, the request of its last allocation
+// (PyTorch keeps it, and DeviceCachingAllocator::snapshot in c10/cuda/CUDACachingAllocator.cpp
+// writes it for inactive blocks too): a free keeps the freed block's in the merged block, so a
+// closed run leaves in the free blocks its frees made the values it wrote, and another closed run in
+// between may have written others. Those writes are part of the run's effect and repeat() makes
+// them again.
 #include <cstdint>
 #include <vector>
 
