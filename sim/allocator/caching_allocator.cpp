@@ -105,19 +105,8 @@ Block* CachingAllocator::malloc(Bytes requested, StreamId stream) {
   found->ptr += size;
   found->size = remaining;
   found->gc_count_base = pool.get_free_blocks_call_count;  // as a fresh insert would
-  if (already_split) {
-    hot_.inactive_split_bytes.decrease(small, i64(size));
-  } else {
-    hot_.inactive_split_bytes.increase(small, i64(remaining));
-    hot_.inactive_split.increase(small, 1);
-  }
-  block->allocated = true;
-  block->requested_size = requested;
-  hot_.allocation.raise(small, 1);
-  hot_.allocated_bytes.raise(small, i64(size));
-  hot_.requested_bytes.raise(small, i64(requested));
-  peaks_pending_ = true;
-  return block;
+  count_split(small, already_split, size, remaining);
+  return hand_out(block, requested, size, small);
 }
 
 // The fast malloc's fit taken whole: it leaves its set.
@@ -127,13 +116,7 @@ Block* CachingAllocator::malloc(Bytes requested, StreamId stream) {
     hot_.inactive_split_bytes.decrease(small, i64(found->size));
     hot_.inactive_split.decrease(small, 1);
   }
-  found->allocated = true;
-  found->requested_size = requested;
-  hot_.allocation.raise(small, 1);
-  hot_.allocated_bytes.raise(small, i64(found->size));
-  hot_.requested_bytes.raise(small, i64(requested));
-  peaks_pending_ = true;
-  return found;
+  return hand_out(found, requested, found->size, small);
 }
 
 // The fast malloc's fit split with a remainder that sorts before its old predecessor (erased and
@@ -152,24 +135,13 @@ Block* CachingAllocator::malloc(Bytes requested, StreamId stream) {
   block->pool = &pool;
   block->prev = found->prev;
   if (block->prev) block->prev->next = block;
-  if (already_split) {
-    hot_.inactive_split_bytes.decrease(small, i64(size));
-  } else {
-    hot_.inactive_split_bytes.increase(small, i64(remaining));
-    hot_.inactive_split.increase(small, 1);
-  }
+  count_split(small, already_split, size, remaining);
   block->next = found;
   found->prev = block;
   found->ptr += size;
   found->size = remaining;
   pool.insert(set, *found);
-  block->allocated = true;
-  block->requested_size = requested;
-  hot_.allocation.raise(small, 1);
-  hot_.allocated_bytes.raise(small, i64(size));
-  hot_.requested_bytes.raise(small, i64(requested));
-  peaks_pending_ = true;
-  return block;
+  return hand_out(block, requested, size, small);
 }
 
 [[gnu::noinline]] Block* CachingAllocator::malloc_miss(Bytes requested, Bytes size, StreamId stream, BlockPool& pool) {

@@ -174,6 +174,26 @@ class CachingAllocator {
     return a.pool[0].current + a.pool[1].current + 2 * (a.pool[0].freed + a.pool[1].freed) - a.pool[0].base -
            a.pool[1].base;
   }
+  // The fast malloc's shared steps: a cached block split in two (inactive_split counts the
+  // remainder unless the block was already a split), and the block handed out (the peaks left for
+  // settle_peaks()). Always inlined: the fast path's three tails stay frameless.
+  [[gnu::always_inline]] void count_split(bool small, bool already_split, Bytes size, Bytes remaining) {
+    if (already_split) {
+      hot_.inactive_split_bytes.decrease(small, static_cast<std::int64_t>(size));
+    } else {
+      hot_.inactive_split_bytes.increase(small, static_cast<std::int64_t>(remaining));
+      hot_.inactive_split.increase(small, 1);
+    }
+  }
+  [[gnu::always_inline]] Block* hand_out(Block* block, Bytes requested, Bytes size, bool small) {
+    block->allocated = true;
+    block->requested_size = requested;
+    hot_.allocation.raise(small, 1);
+    hot_.allocated_bytes.raise(small, static_cast<std::int64_t>(size));
+    hot_.requested_bytes.raise(small, static_cast<std::int64_t>(requested));
+    peaks_pending_ = true;
+    return block;
+  }
   Block* malloc_general(Bytes requested, StreamId stream);
   Block* malloc_whole(BlockSet& set, Block* found, Bytes requested, bool small);
   Block* malloc_moving(Bytes requested, Bytes size, Block* found);
