@@ -454,15 +454,8 @@ HEADROOM_CACHE_PATH Block* CachingAllocator::alloc_found_block(AllocParams& p, b
     } else {
       pool.insert(*remaining);
     }
-    if (!block->expandable) {
-      if (already_split) {
-        // An already-split inactive block shrinks by size bytes.
-        hot_.inactive_split_bytes.decrease(small, i64(block->size));
-      } else {
-        hot_.inactive_split_bytes.increase(small, i64(remaining->size));
-        hot_.inactive_split.increase(small, 1);
-      }
-    }
+    // inactive_split excludes expandable segments: their free pages can always be returned.
+    if (!block->expandable) count_split(small, already_split, block->size, remaining->size);
   } else {
     if (p.block_in_free_set) p.set->erase(p.set->iterator_to(*block));
     if (already_split && !block->expandable) {
